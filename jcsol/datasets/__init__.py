@@ -1,0 +1,175 @@
+"""Datasets: a LIBSVM/svmlight reader, label mapping to ±1, L2 normalisation, and small shipped sets.
+
+The shipped sets (``data/``, provenance in ``data/PROVENANCE.md``) load by name::
+
+    X, y = jcsol.datasets.load("german")          # german.numer, 1000 × 24, 300 positives
+    X, y = jcsol.datasets.load("path/to/a9a.gz")  # any LIBSVM file, plain or gzip
+
+Label encodings map to ±1 (+1 the rare class) as follows: ``{-1, +1}`` as is; ``{0, 1}`` and ``{1, 2}`` with
+``1 → +1``; any other set of labels needs ``positive=``, which picks the +1 class (or classes) against the rest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass
+from importlib import resources
+import numpy as np
+
+from ..stream import SparseRows, check_features
+
+__all__ = ["load", "read_libsvm", "binarize", "l2_normalize", "SHIPPED", "Shipped", "SparseRows"]
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A dataset that ships inside the package."""
+
+    file: str
+    sha256: str  # of the uncompressed content, as in the source's manifest
+    n_features: int
+    description: str
+
+
+SHIPPED: dict[str, Shipped] = {
+    "german": Shipped("german.numer.gz", "69ffe0c4ba0bd91f936986d7c070dfca7e22064bbd5ab8e1fb925d6c86024ec8", 24,
+                      "Statlog German credit, LIBSVM german.numer (unscaled), 1000 × 24, bad credit = +1 (300)"),
+    "australian": Shipped("australian.gz", "a3b5960775ac0eff78b579ab43affd73b848bef6f59d1cc972fc60188f0fb6ba", 14,
+                          "Statlog Australian credit, LIBSVM australian (unscaled), 690 × 14, +1: 307"),
+    "svmguide3": Shipped("svmguide3.gz", "c01ba3d6a58d6c2a6008d2e544755c14db1437766babc8ff79689cf0762e84ca", 21,
+                         "LIBSVM svmguide3 (LIBOL's copy), 1243 × 21, +1: 296"),
+    "spambase": Shipped("spambase.gz", "3559e4910f61c97c9855848dc35fe2e7bc91e2c54a373bbaf68d9929deb30f9a", 57,
+                        "UCI Spambase, 4601 × 57, spam = +1 (1813)"),
+}
+
+
+def _shipped_bytes(name: str) -> bytes:
+    entry = SHIPPED[name]
+    raw = gzip.decompress(resources.files(__name__).joinpath("data", entry.file).read_bytes())
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != entry.sha256:
+        raise OSError(f"shipped dataset {name!r} is corrupted: sha256 {digest} != {entry.sha256}")
+    return raw
+
+
+def _read_bytes(name_or_path: str | os.PathLike) -> tuple[bytes, int | None]:
+    key = os.fspath(name_or_path)
+    if key in SHIPPED:
+        return _shipped_bytes(key), SHIPPED[key].n_features
+    if not os.path.exists(key):
+        raise FileNotFoundError(
+            f"no dataset {key!r}: not a shipped set ({', '.join(sorted(SHIPPED))}) and no such file"
+        )
+    with open(key, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw, None
+
+
+def read_libsvm(text: bytes | str, *, n_features: int | None = None,
+                source: str = "<data>") -> tuple[SparseRows, np.ndarray]:
+    """Parses LIBSVM/svmlight text (``label idx:val …``, 1-based indices) into sparse rows and raw labels.
+
+    Comments (``#`` to end of line), blank lines and ``qid:`` tokens are skipped. Rows are padded to the
+    widest row. Raises ``ValueError`` naming the line of any malformed token.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    labels: list[float] = []
+    row_idx: list[list[int]] = []
+    row_val: list[list[float]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        tokens = line.split()
+        try:
+            labels.append(float(tokens[0]))
+            idx, val = [], []
+            for tok in tokens[1:]:
+                k, v = tok.split(":", 1)
+                if k == "qid":
+                    continue
+                idx.append(int(k) - 1)
+                val.append(float(v))
+        except ValueError as err:
+            raise ValueError(f"{source}, line {lineno}: not LIBSVM format ({err}): {line[:80]!r}") from None
+        if idx and min(idx) < 0:
+            raise ValueError(f"{source}, line {lineno}: feature indices are 1-based, found 0 or less")
+        row_idx.append(idx)
+        row_val.append(val)
+    n = len(labels)
+    width = max((len(r) for r in row_idx), default=0)
+    indices = np.zeros((n, max(width, 1)), np.int32)
+    values = np.zeros((n, max(width, 1)), np.float64)
+    for i, (ri, rv) in enumerate(zip(row_idx, row_val)):
+        indices[i, : len(ri)] = ri
+        values[i, : len(rv)] = rv
+    max_index = int(indices.max()) + 1 if n else 0
+    if n_features is None:
+        n_features = max_index
+    elif max_index > n_features:
+        raise ValueError(f"{source}: feature index {max_index} exceeds n_features={n_features}")
+    return SparseRows(indices, values, n_features), np.asarray(labels)
+
+
+def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
+    """Maps raw labels to ±1 (+1 the rare class) following the rules in the module docstring.
+
+    Args:
+        labels: raw labels.
+        positive: a label or an iterable of labels that become +1, everything else −1.
+    """
+    labels = np.asarray(labels)
+    present = np.unique(labels)
+    if positive is not None:
+        pos = np.atleast_1d(np.asarray(positive))
+        missing = [p.item() for p in pos if p not in present]
+        if missing:
+            raise ValueError(f"positive={positive!r}: label(s) {missing} not in the data, whose labels are {present.tolist()}")
+        return np.where(np.isin(labels, pos), 1, -1).astype(np.int8)
+    as_set = set(present.tolist())
+    if as_set <= {-1, 1}:
+        return labels.astype(np.int8)
+    if as_set <= {0, 1} or as_set <= {1, 2}:
+        return np.where(labels == 1, 1, -1).astype(np.int8)
+    raise ValueError(
+        f"labels {sorted(as_set)[:10]} are not binary; pass positive=<label> to pick the +1 class against the rest"
+    )
+
+
+def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
+    """Each row divided by its L2 norm; a zero row stays zero."""
+    values = X.values if isinstance(X, SparseRows) else X
+    norms = np.sqrt(np.einsum("ij,ij->i", values, values))
+    scaled = values / np.where(norms > 0, norms, 1.0)[:, None]
+    return X._replace(values=scaled) if isinstance(X, SparseRows) else scaled
+
+
+def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = True, sparse: bool = False,
+         n_features: int | None = None, dtype=np.float32) -> tuple[np.ndarray | SparseRows, np.ndarray]:
+    """Loads a shipped dataset by name, or a LIBSVM/svmlight file (plain or gzip) by path.
+
+    Args:
+        name_or_path: one of :data:`SHIPPED` (``"german"``, ``"australian"``, ``"svmguide3"``, ``"spambase"``)
+            or a path.
+        positive: the label (or labels) mapped to +1 against the rest; needed for multiclass sets.
+        normalize: divide each row by its L2 norm (the papers' setting).
+        sparse: return :class:`SparseRows` instead of a dense array.
+        n_features: the dimension, when a file's largest index is below it (e.g. a test split).
+        dtype: float dtype of the features.
+
+    Returns:
+        ``(X, y)`` with ``X`` of shape ``(n, d)`` (dense or sparse rows) and ``y`` int8 labels in ``{-1, +1}``.
+    """
+    raw, shipped_d = _read_bytes(name_or_path)
+    rows, labels = read_libsvm(raw, n_features=n_features or shipped_d, source=os.fspath(name_or_path))
+    rows = check_features(rows)
+    y = binarize(labels, positive)
+    if normalize:
+        rows = l2_normalize(rows)
+    rows = rows._replace(values=rows.values.astype(dtype))
+    return (rows if sparse else rows.todense()), y

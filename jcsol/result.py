@@ -1,0 +1,166 @@
+"""The outcome of :func:`jcsol.run`: per-run counts, the measures derived from them, curves, timings."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+from . import metrics
+from .metrics import FN, FP, TN, TP
+
+
+class Best(NamedTuple):
+    """The grid point selected by :meth:`Result.best`."""
+
+    params: dict[str, float]  # hyperparameter values at the selected point
+    index: tuple[int, ...]    # its index in the grid
+    result: "Result"          # the runs at that point (grid shape ``()``)
+
+
+def _scalar_at(obj, grid_shape: tuple[int, ...], index: tuple[int, ...]):
+    leaves, treedef = jax.tree.flatten(obj)
+    return jax.tree.unflatten(treedef, [float(np.broadcast_to(np.asarray(l), grid_shape)[index]) for l in leaves])
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """All runs of one :func:`jcsol.run` call.
+
+    Arrays of runs have shape ``grid_shape + (P,)``: one entry per grid point and permutation.
+
+    Attributes:
+        learner, objective: as given to :func:`jcsol.run` (array fields are the grid).
+        grid_shape: shape of the hyperparameter grid, ``()`` for a single point.
+        orders: ``(P, L)`` row orders of the runs.
+        counts: ``grid_shape + (P, 4)`` final confusion counts ``(tp, fn, fp, tn)``.
+        curve: ``grid_shape + (P, K, 4)`` counts after rounds ``curve_t``, or ``None``.
+        curve_t: ``(K,)`` the rounds (1-based) at which ``curve`` was recorded.
+        states: final learner states, every leaf with leading axes ``grid_shape + (P,)``.
+        time_compile: seconds spent compiling (0 when the computation was already compiled).
+        time_run: seconds of execution of all runs together, after compilation.
+    """
+
+    learner: Any
+    objective: Any
+    grid_shape: tuple[int, ...]
+    orders: np.ndarray
+    counts: np.ndarray
+    curve: np.ndarray | None
+    curve_t: np.ndarray | None
+    states: Any
+    time_compile: float
+    time_run: float
+
+    # -- sizes and timings ------------------------------------------------------------------------------
+    @property
+    def n_perms(self) -> int:
+        return self.orders.shape[0]
+
+    @property
+    def n_runs(self) -> int:
+        return math.prod(self.grid_shape) * self.n_perms
+
+    @property
+    def time_per_run(self) -> float:
+        """Execution time divided by the number of runs executed together."""
+        return self.time_run / self.n_runs
+
+    @property
+    def updates_per_second(self) -> float:
+        """Example-updates per second over all runs (runs × rounds / execution time)."""
+        return self.n_runs * self.orders.shape[1] / self.time_run
+
+    # -- counts and measures ----------------------------------------------------------------------------
+    tp = property(lambda self: self.counts[..., TP])
+    fn = property(lambda self: self.counts[..., FN])
+    fp = property(lambda self: self.counts[..., FP])
+    tn = property(lambda self: self.counts[..., TN])
+
+    def _weights(self) -> tuple[np.ndarray, np.ndarray]:
+        alpha_p, c_p = self.objective.measure_weights()
+        expand = lambda v: np.broadcast_to(np.asarray(v, np.float64), self.grid_shape)[..., None]
+        return expand(alpha_p), expand(c_p)
+
+    def measure(self, name: str) -> np.ndarray:
+        """Measure ``name`` (see :data:`jcsol.metrics.MEASURES`) of every run, shape ``grid_shape + (P,)``.
+
+        *sum* weighs sensitivity by the objective's ``α_p`` under :class:`jcsol.Sum` (½ otherwise); *cost* uses
+        the objective's ``c_p`` under :class:`jcsol.Cost` (0.9 otherwise).
+        """
+        alpha_p, c_p = self._weights()
+        return metrics.measure(name, self.counts, alpha_p, c_p)
+
+    def curve_of(self, name: str) -> np.ndarray:
+        """Online curve of measure ``name``: ``grid_shape + (P, K)``, at rounds ``curve_t``."""
+        if self.curve is None:
+            raise ValueError("this result has no curves; run with curve_points > 0")
+        alpha_p, c_p = self._weights()
+        return metrics.measure(name, self.curve, alpha_p[..., None], c_p[..., None])
+
+    sensitivity = property(lambda self: self.measure("sensitivity"))
+    specificity = property(lambda self: self.measure("specificity"))
+    accuracy = property(lambda self: self.measure("accuracy"))
+    balanced_accuracy = property(lambda self: self.measure("balanced_accuracy"))
+    sum = property(lambda self: self.measure("sum"))
+    cost = property(lambda self: self.measure("cost"))
+
+    # -- grid access ------------------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, np.ndarray]:
+        """Every hyperparameter of the learner and objective, broadcast to ``grid_shape``."""
+        out = {}
+        for part in (self.learner, self.objective):
+            for name, value in part.hyperparameters().items():
+                out[name] = np.broadcast_to(np.asarray(value, np.float64), self.grid_shape)
+        return out
+
+    def at(self, index) -> "Result":
+        """The runs at one grid point, as a :class:`Result` of grid shape ``()``."""
+        index = np.unravel_index(index, self.grid_shape) if np.ndim(index) == 0 and self.grid_shape else tuple(index)
+        index = tuple(int(i) for i in index)
+        if len(index) != len(self.grid_shape):
+            raise IndexError(f"index {index} does not address one point of a grid of shape {self.grid_shape}")
+        take = lambda a: None if a is None else a[index]
+        return dataclasses.replace(
+            self,
+            learner=_scalar_at(self.learner, self.grid_shape, index),
+            objective=_scalar_at(self.objective, self.grid_shape, index),
+            grid_shape=(), counts=take(self.counts), curve=take(self.curve),
+            states=jax.tree.map(lambda a: a[index], self.states),
+        )
+
+    def best(self, measure: str = "sum") -> Best:
+        """The grid point with the best mean ``measure`` over permutations (highest, lowest for *cost*)."""
+        if measure not in metrics.HIGHER_IS_BETTER:
+            raise ValueError(f"unknown measure {measure!r}; choose from {', '.join(metrics.MEASURES)}")
+        mean = self.measure(measure).mean(axis=-1)
+        if not self.grid_shape:
+            return Best({k: float(v) for k, v in self.params.items()}, (), self)
+        score = mean if metrics.HIGHER_IS_BETTER[measure] else -mean
+        if np.all(np.isnan(score)):
+            raise ValueError(f"{measure} is undefined for every grid point (a class is missing from the stream)")
+        index = np.unravel_index(int(np.nanargmax(score)), self.grid_shape)
+        index = tuple(int(i) for i in index)
+        return Best({k: float(v[index]) for k, v in self.params.items()}, index, self.at(index))
+
+    # -- models -----------------------------------------------------------------------------------------
+    def score(self, X) -> np.ndarray:
+        """Scores of held-out rows ``X`` ``(n, d)`` under every run's final model: ``grid_shape + (P, n)``."""
+        n_grid = math.prod(self.grid_shape)
+        leaves, treedef = jax.tree.flatten(self.learner)
+        flat_learner = jax.tree.unflatten(
+            treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves])
+        states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape):]), self.states)
+        X = np.asarray(X, dtype=jax.tree.leaves(self.states)[0].dtype)
+        one = lambda learner, state: learner.score(state, X)
+        scores = jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(flat_learner, states)
+        return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])
+
+    def table(self, measures=("sum", "sensitivity", "specificity", "cost"), fmt: str = "text") -> str:
+        """The runs as a paper-style table: one row per grid point, mean ± std over permutations."""
+        from .report import table
+        return table({self.learner.name: self}, measures=measures, fmt=fmt)

@@ -1,0 +1,98 @@
+"""The data a run consumes: dense rows or fixed-width sparse rows, and the checks made before a run.
+
+Every check here raises with a message that names the problem, so bad input never reaches a compiled scan
+(where a NaN would silently poison every later round).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class SparseRows(NamedTuple):
+    """Rows as fixed-width ``(indices, values)`` pairs, padded with index 0 and value 0.
+
+    Attributes:
+        indices: ``(n, k)`` int32 column indices (0-based).
+        values: ``(n, k)`` floats; padding entries are 0, so they add nothing to any dot product.
+        n_features: the dimension ``d`` of the dense rows.
+    """
+
+    indices: np.ndarray
+    values: np.ndarray
+    n_features: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.indices.shape[0], self.n_features)
+
+    def todense(self) -> np.ndarray:
+        out = np.zeros(self.shape, self.values.dtype)
+        rows = np.repeat(np.arange(self.shape[0]), self.indices.shape[1])
+        np.add.at(out, (rows, self.indices.ravel()), self.values.ravel())
+        return out
+
+
+def check_features(X) -> np.ndarray | SparseRows:
+    """``X`` as a 2-D float array (or :class:`SparseRows`), refusing NaN and infinite values."""
+    if isinstance(X, SparseRows):
+        values = np.asarray(X.values)
+        indices = np.asarray(X.indices)
+        if values.shape != indices.shape or values.ndim != 2:
+            raise ValueError(f"SparseRows: indices {indices.shape} and values {values.shape} must be equal 2-D shapes")
+        if indices.size and (indices.min() < 0 or indices.max() >= X.n_features):
+            raise ValueError(f"SparseRows: indices must lie in [0, {X.n_features})")
+        _check_finite(values)
+        return SparseRows(indices.astype(np.int32), values, int(X.n_features))
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (examples × features), got shape {X.shape}")
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+    _check_finite(X)
+    return X
+
+
+def _check_finite(values: np.ndarray) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows = np.unique(np.nonzero(bad)[0])
+        kind = "NaN" if np.isnan(values[bad]).any() else "infinite"
+        raise ValueError(
+            f"X has {int(bad.sum())} {kind} value(s) (NaN or inf), in {len(rows)} row(s), the first at row "
+            f"{int(rows[0])}; remove or impute them before running"
+        )
+
+
+def check_labels(y) -> np.ndarray:
+    """``y`` as an int8 array of ±1, refusing anything that is not exactly a binary ±1 labelling."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype == bool:
+        raise ValueError("y is boolean; map it to ±1 explicitly (+1 is the rare class), e.g. np.where(y, 1, -1)")
+    if not np.issubdtype(y.dtype, np.number):
+        raise TypeError(f"y must be numeric ±1 labels, got dtype {y.dtype}")
+    if y.size and not np.all(np.isfinite(y)):
+        raise ValueError("y has NaN or infinite labels")
+    labels = np.unique(y)
+    if not np.isin(labels, (-1, 1)).all():
+        shown = ", ".join(str(v) for v in labels[:10]) + (", …" if labels.size > 10 else "")
+        raise ValueError(
+            f"labels must be -1 and +1 (+1 the rare class), got {{{shown}}}; map them first, e.g. with "
+            "jcsol.datasets.binarize(y, positive=...)"
+        )
+    return y.astype(np.int8)
+
+
+def check_stream(X, y) -> tuple[np.ndarray | SparseRows, np.ndarray]:
+    """Checks a whole stream: features, labels, equal lengths, not empty."""
+    X = check_features(X)
+    y = check_labels(y)
+    if X.shape[0] != len(y):
+        raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
+    if len(y) == 0:
+        raise ValueError("the stream is empty: X and y have no rows")
+    return X, y
