@@ -9,6 +9,7 @@
 from . import datasets, metrics
 from .algorithms import ACOG, COG, VARIANTS, by_name
 from .base import Example, Learner, StepInfo
+from .devices import use_cpu_cores
 from .engine import run
 from .grids import decades, grid
 from .objective import Cost, Sum
@@ -24,5 +25,5 @@ __all__ = [
     "run", "Result", "Best", "table",
     "Sum", "Cost",
     "grid", "decades",
-    "SparseRows", "datasets", "metrics",
+    "SparseRows", "datasets", "metrics", "use_cpu_cores",
 ]

@@ -10,6 +10,7 @@ the length of the stream times the number of runs.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, PartitionSpec
 
 from .base import Example, Learner
 from .metrics import FN, FP, TN, TP
@@ -86,12 +88,13 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     curve_t = np.searchsorted(slots, np.arange(n_curve), side="right").astype(np.int64)
 
     data = ((X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype))
-    args = jax.device_put((flat_learner, flat_objective, data, y.astype(dtype), idx,
-                           jax.random.split(init_key, n_perm), n_pos, n_neg, slots))
+    per_perm = _pad_runs((idx, jax.random.split(init_key, n_perm), n_pos, n_neg), len(jax.local_devices()))
+    args = jax.device_put((flat_learner, flat_objective, data, y.astype(dtype), *per_perm, slots))
     compiled, time_compile = _compiled(args, n_curve=n_curve, d=d)
     start = time.perf_counter()
-    states, counts, curve = jax.block_until_ready(compiled(*args))
+    outputs = jax.block_until_ready(compiled(*args))
     time_run = time.perf_counter() - start
+    states, counts, curve = jax.tree.map(lambda a: a[:, :n_perm], outputs)
 
     unflat = lambda a: np.asarray(a).reshape(grid_shape + a.shape[1:])
     return Result(
@@ -173,13 +176,32 @@ def _check_memory(learner: Learner, d: int, n_runs: int, dtype) -> None:
         )
 
 
+def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
+    """Pads the permutation axis to a multiple of the device count by repeating the last permutation."""
+    pad = -per_perm[0].shape[0] % n_devices
+    if not pad:
+        return per_perm
+    return tuple(jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) for a in per_perm)
+
+
 def _compiled(args, *, n_curve: int, d: int):
-    """The compiled computation for these argument shapes, compiled once and cached (with its compile time)."""
+    """The compiled computation for these argument shapes, compiled once and cached (with its compile time).
+
+    With several local devices the permutation axis is split across them (``shard_map`` over a one-axis
+    mesh named ``"runs"``); the data and the grid are replicated, as every run reads the whole stream.
+    """
     leaves, treedef = jax.tree.flatten(args)
-    signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, jax.devices()[0].platform)
+    devices = tuple(jax.local_devices())
+    signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, devices)
     if signature not in _COMPILED:
         start = time.perf_counter()
-        compiled = _simulate.lower(*args, n_curve=n_curve, d=d).compile()
+        body = functools.partial(_simulate_impl, n_curve=n_curve, d=d)
+        if len(devices) > 1:
+            mesh = Mesh(np.array(devices), ("runs",))
+            split, whole = PartitionSpec("runs"), PartitionSpec()
+            body = jax.shard_map(body, mesh=mesh, in_specs=(whole,) * 4 + (split,) * 4 + (whole,),
+                                 out_specs=PartitionSpec(None, "runs"), check_vma=False)
+        compiled = jax.jit(body).lower(*args).compile()
         _COMPILED[signature] = (compiled, time.perf_counter() - start)
         return _COMPILED[signature]
     return _COMPILED[signature][0], 0.0
@@ -219,9 +241,10 @@ def _simulate_impl(learner, objective, data, y, idx, keys, n_pos, n_neg, slots, 
         (state, counts, curve), _ = jax.lax.scan(body, init, (order, slots))
         return state, counts, curve
 
-    over_perms = jax.vmap(one_run, in_axes=(None, None, 0, 0, 0, 0))
-    over_grid = jax.vmap(over_perms, in_axes=(0, 0, None, None, None, None))
-    return over_grid(learner, objective, idx, keys, n_pos, n_neg)
+    # Permutations outermost: each round gathers one row per permutation, shared by the whole grid, and
+    # the batched products over (P, G, d) states need no transposes.
+    over_grid = jax.vmap(one_run, in_axes=(0, 0, None, None, None, None))
+    over_perms = jax.vmap(over_grid, in_axes=(None, None, 0, 0, 0, 0))
+    runs = over_perms(learner, objective, idx, keys, n_pos, n_neg)
+    return jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), runs)
 
-
-_simulate = jax.jit(_simulate_impl, static_argnames=("n_curve", "d"))
