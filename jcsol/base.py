@@ -75,7 +75,7 @@ def concrete_values(value: Any) -> np.ndarray | None:
         return None
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, float, np.ndarray, np.generic, jax.Array, list, tuple)):
+    if isinstance(value, (int, float, np.ndarray, np.generic, jax.Array)):
         try:
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -96,6 +96,9 @@ class Configurable:
                         f"{type(self).__name__}: {f.name}={value!r} is not one of {', '.join(map(repr, options))}"
                     )
                 continue
+            if isinstance(value, (list, tuple)):  # a list of values is a grid, and must be one pytree leaf
+                value = np.asarray(value, dtype=np.float64)
+                object.__setattr__(self, f.name, value)
             arr = concrete_values(value)
             if arr is None:
                 continue

@@ -1,0 +1,42 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jcsol
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+def shared_data(name: str) -> Path:
+    """A file of the shared benchmark data, or a skip when this checkout has none beside it."""
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+@pytest.fixture(scope="session")
+def german():
+    return jcsol.datasets.load("german")
+
+
+@pytest.fixture(scope="session")
+def small(german):
+    """The first 200 rows of german: enough rounds to exercise every branch, fast to compile and run."""
+    X, y = german
+    return X[:200], y[:200]
+
+
+@pytest.fixture(params=sorted(jcsol.VARIANTS))
+def variant(request):
+    return request.param
+
+
+def first_hyperparameter(learner):
+    """Name and value of the learner's first float hyperparameter, or None for learners without any."""
+    hp = learner.hyperparameters()
+    if not hp:
+        return None
+    name = next(iter(hp))
+    return name, float(np.asarray(hp[name]))

@@ -1,0 +1,100 @@
+import gzip
+import hashlib
+
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol.datasets import SHIPPED, binarize, l2_normalize, read_libsvm
+
+from conftest import shared_data
+
+EXPECTED = {"german": (1000, 24, 300), "australian": (690, 14, 307), "svmguide3": (1243, 21, 296),
+            "spambase": (4601, 57, 1813)}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_shipped_sets(name):
+    n, d, n_pos = EXPECTED[name]
+    X, y = jcsol.datasets.load(name)
+    assert X.shape == (n, d) and X.dtype == np.float32
+    assert (y == 1).sum() == n_pos and (y == -1).sum() == n - n_pos
+    norms = np.linalg.norm(X, axis=1)
+    np.testing.assert_allclose(norms[norms > 0], 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_files_match_their_provenance(name):
+    raw = jcsol.datasets._shipped_bytes(name)
+    assert hashlib.sha256(raw).hexdigest() == SHIPPED[name].sha256
+
+
+@pytest.mark.parametrize("name", ["german.numer", "australian", "svmguide3", "spambase"])
+def test_shipped_equal_shared_copies(name):
+    shipped = {"german.numer": "german"}.get(name, name)
+    assert jcsol.datasets._shipped_bytes(shipped) == shared_data(name).read_bytes()
+
+
+def test_unnormalised_german_is_the_unscaled_copy():
+    X, _ = jcsol.datasets.load("german", normalize=False)
+    # first row of german.numer: 1:1 2:6 3:4 4:12 … 10:67
+    np.testing.assert_array_equal(X[0, [0, 1, 2, 3, 9]], [1, 6, 4, 12, 67])
+
+
+def test_sparse_rows_equal_dense():
+    Xd, yd = jcsol.datasets.load("spambase")
+    Xs, ys = jcsol.datasets.load("spambase", sparse=True)
+    assert isinstance(Xs, jcsol.SparseRows) and Xs.shape == Xd.shape
+    assert Xs.indices.shape[1] == (Xd != 0).sum(axis=1).max()  # as wide as the widest row
+    np.testing.assert_array_equal(Xs.todense(), Xd)
+    np.testing.assert_array_equal(ys, yd)
+
+
+def test_a9a_from_shared_data():
+    X, y = jcsol.datasets.load(shared_data("a9a.gz"), n_features=123)
+    Xt, yt = jcsol.datasets.load(shared_data("a9a.t.gz"), n_features=123)
+    assert X.shape == (32561, 123) and Xt.shape == (16281, 123)
+    assert (y == 1).sum() == 7841 and (yt == 1).sum() == 3846
+
+
+def test_multiclass_class_vs_rest():
+    X, y = jcsol.datasets.load(shared_data("dna.scale"), positive=1)
+    assert X.shape == (2000, 180) and (y == 1).sum() == 464
+    _, y = jcsol.datasets.load(shared_data("dna.scale"), positive=[1, 2])
+    assert (y == 1).sum() == 464 + 485
+
+
+def test_parser_details():
+    text = "# header comment\n+1 qid:3 2:1.5 5:-2 # trailing\n\n-1 1:1e-3\n0 \n"
+    rows, labels = read_libsvm(text)
+    np.testing.assert_array_equal(labels, [1, -1, 0])
+    assert rows.n_features == 5
+    np.testing.assert_array_equal(rows.todense(), [[0, 1.5, 0, 0, -2], [1e-3, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+    with pytest.raises(ValueError, match="exceeds n_features=3"):
+        read_libsvm(text, n_features=3)
+    with pytest.raises(ValueError, match="1-based"):
+        read_libsvm("+1 0:1\n")
+
+
+def test_label_encodings():
+    np.testing.assert_array_equal(binarize(np.array([0, 1, 1])), [-1, 1, 1])
+    np.testing.assert_array_equal(binarize(np.array([1.0, 2.0, 2.0])), [1, -1, -1])
+    np.testing.assert_array_equal(binarize(np.array([-1.0, 1.0])), [-1, 1])
+    np.testing.assert_array_equal(binarize(np.array([3, 5, 5]), positive=5), [-1, 1, 1])
+    with pytest.raises(ValueError, match="not binary"):
+        binarize(np.array([3, 5]))
+
+
+def test_normalisation_keeps_zero_rows():
+    X = np.array([[3.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_allclose(l2_normalize(X), [[0.6, 0.8], [0.0, 0.0]])
+
+
+def test_gzip_and_plain_files_read_the_same(tmp_path):
+    text = b"+1 1:2 3:1\n-1 2:5\n"
+    (tmp_path / "a.svm").write_bytes(text)
+    (tmp_path / "a.svm.gz").write_bytes(gzip.compress(text))
+    a = jcsol.datasets.load(tmp_path / "a.svm")
+    b = jcsol.datasets.load(tmp_path / "a.svm.gz")
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])

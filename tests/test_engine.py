@@ -1,0 +1,143 @@
+"""The engine's bookkeeping: grids, curves, selection, scores, sparse rows, objectives, devices."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol import metrics
+
+
+def test_decades_and_product_grid():
+    np.testing.assert_allclose(jcsol.decades(), 10.0 ** np.arange(-5, 6))
+    g = jcsol.grid(jcsol.ACOG(), eta=[0.1, 1, 10], gamma=[0.5, 2])
+    assert g.eta.shape == g.gamma.shape == (3, 2)
+    np.testing.assert_allclose(g.eta[:, 1], [0.1, 1, 10])
+    np.testing.assert_allclose(g.gamma[2], [0.5, 2])
+    with pytest.raises(ValueError, match="no hyperparameter"):
+        jcsol.grid(jcsol.ACOG(), lr=[1])
+    with pytest.raises(ValueError, match="powers of ten"):
+        jcsol.decades(3, 10)
+
+
+def test_product_grid_run_matches_points(small):
+    X, y = small
+    g = jcsol.grid(jcsol.ACOG(diagonal=True), eta=[0.1, 10], gamma=[0.5, 2])
+    res = jcsol.run(g, X, y, perms=2)
+    assert res.grid_shape == (2, 2) and res.sum.shape == (2, 2, 2)
+    point = jcsol.run(jcsol.ACOG(diagonal=True, eta=10.0, gamma=0.5), X, y, perms=2)
+    np.testing.assert_array_equal(res.counts[1, 0], point.counts)
+    assert res.params["eta"][1, 0] == 10 and res.params["gamma"][1, 0] == 0.5
+
+
+def test_curves_end_at_final_counts_and_are_cumulative(small):
+    X, y = small
+    res = jcsol.run(jcsol.COG(eta=[0.1, 1.0]), X, y, perms=3, curve_points=7)
+    assert res.curve.shape == (2, 3, 7, 4)
+    np.testing.assert_array_equal(res.curve_t[-1], len(y))
+    np.testing.assert_array_equal(res.curve[..., -1, :], res.counts)
+    np.testing.assert_array_equal(res.curve.sum(-1), np.broadcast_to(res.curve_t, (2, 3, 7)))
+    assert (np.diff(res.curve, axis=-2) >= 0).all()
+    assert res.curve_of("sum").shape == (2, 3, 7)
+
+
+def test_measures_from_counts(small):
+    X, y = small
+    res = jcsol.run(jcsol.COG(), X, y, perms=4, objective=jcsol.Cost(c_p=0.8, c_n=0.2))
+    tp, fn, fp, tn = (res.counts[..., k].astype(float) for k in range(4))
+    np.testing.assert_allclose(res.sensitivity, tp / (tp + fn))
+    np.testing.assert_allclose(res.specificity, tn / (tn + fp))
+    np.testing.assert_allclose(res.accuracy, (tp + tn) / len(y))
+    np.testing.assert_allclose(res.sum, 0.5 * res.sensitivity + 0.5 * res.specificity)
+    np.testing.assert_allclose(res.cost, 0.8 * fn + 0.2 * fp)
+    assert (tp + fn == (y == 1).sum()).all()
+
+
+def test_best_at_and_table(german):
+    X, y = german
+    res = jcsol.run(jcsol.ACOG(eta=jcsol.decades(1e-3, 1e3)), X, y, perms=5)
+    best = res.best("sum")
+    means = res.sum.mean(-1)
+    assert best.index == (int(np.argmax(means)),)
+    assert best.params["eta"] == jcsol.decades(1e-3, 1e3)[best.index[0]]
+    assert best.result.grid_shape == () and best.result.learner.eta == best.params["eta"]
+    np.testing.assert_array_equal(best.result.counts, res.counts[best.index])
+    cheapest = res.best("cost")
+    assert cheapest.index == (int(np.argmin(res.cost.mean(-1))),)
+    text = best.result.table()
+    assert "ACOG-I" in text and f"{100 * best.result.sum.mean():.3f}" in text
+    assert len(res.table().splitlines()) == 2 + 7
+    md = jcsol.table({"COG-I": jcsol.run(jcsol.COG(), X, y, perms=2), "best ACOG-I": best.result}, fmt="markdown")
+    assert md.count("\n") == 3 and md.startswith("| learner")
+
+
+def test_score_uses_final_models(small):
+    X, y = small
+    res = jcsol.run(jcsol.ACOG(eta=[0.1, 1.0]), X, y, perms=2)
+    scores = res.score(X[:10])
+    assert scores.shape == (2, 2, 10)
+    np.testing.assert_allclose(scores[1, 0], X[:10] @ np.asarray(res.states.mu[1, 0]), rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_rows_give_dense_results():
+    Xd, y = jcsol.datasets.load("spambase")
+    Xs, _ = jcsol.datasets.load("spambase", sparse=True)
+    for learner in (jcsol.COG(eta=[0.1, 10.0]), jcsol.ACOG(diagonal=True)):
+        dense = jcsol.run(learner, Xd, y, perms=2)
+        sparse = jcsol.run(learner, Xs, y, perms=2)
+        np.testing.assert_array_equal(dense.counts, sparse.counts)
+
+
+def test_objectives_set_rho(small):
+    X, y = small
+    offline = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=3, key=1)
+    laplace = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=3, key=1, objective=jcsol.Sum(rho="laplace"))
+    neutral = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=3, key=1, objective=jcsol.Cost(c_p=0.5, c_n=0.5))
+    heavy = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=3, key=1, objective=jcsol.Cost(c_p=0.99, c_n=0.01))
+    assert not np.array_equal(offline.counts, laplace.counts)
+    # a larger ρ on positives finds more of them
+    assert heavy.sensitivity.mean() > neutral.sensitivity.mean()
+
+
+def test_objective_grid_with_learner_grid(small):
+    X, y = small
+    alphas = np.array([0.2, 0.5, 0.8])
+    res = jcsol.run(jcsol.COG(eta=np.array([[1.0], [10.0]])), X, y, perms=2,
+                    objective=jcsol.Sum(alpha_p=alphas[None, :]))
+    assert res.grid_shape == (2, 3)
+    np.testing.assert_allclose(res.sum, alphas[None, :, None] * res.sensitivity
+                               + (1 - alphas[None, :, None]) * res.specificity)
+    single = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=2, objective=jcsol.Sum(alpha_p=0.8))
+    np.testing.assert_array_equal(res.counts[1, 2], single.counts)
+
+
+def test_explicit_orders_and_folds(german):
+    X, y = german
+    fold = np.arange(0, 1000, 2)
+    res = jcsol.run(jcsol.COG(), X, y, perms=np.stack([fold, fold[::-1]]))
+    assert res.orders.shape == (2, 500)
+    assert (res.counts.sum(-1) == 500).all()
+
+
+def test_runs_split_over_eight_devices_equal_one_device():
+    code = textwrap.dedent("""
+        import sys, numpy as np, jcsol, jax
+        X, y = jcsol.datasets.load("german")
+        res = jcsol.run(jcsol.ACOG(eta=jcsol.decades(1e-2, 1e2), diagonal=True), X, y, perms=5, key=3)
+        np.save(sys.argv[1], np.concatenate([res.counts.ravel(), np.asarray(res.states.mu).ravel().view(np.int32)]))
+        print(len(jax.devices()))
+    """)
+    outputs = []
+    for n in (1, 8):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu")
+        path = f"/tmp/jcsol_devices_{n}_{os.getpid()}.npy"
+        done = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[-1] == str(n)
+        outputs.append(np.load(path))
+        os.remove(path)
+    np.testing.assert_array_equal(outputs[0], outputs[1])

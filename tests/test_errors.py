@@ -1,0 +1,172 @@
+"""Bad input is refused before it reaches a compiled scan, with an exception naming the problem."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+import jcsol
+
+
+@pytest.fixture
+def stream(german):
+    X, y = german
+    return X[:100].copy(), y[:100].copy()
+
+
+def test_nan_features(stream):
+    X, y = stream
+    X[7, 3] = np.nan
+    with pytest.raises(ValueError, match=r"NaN.*row 7"):
+        jcsol.run(jcsol.COG(), X, y, perms=1)
+
+
+def test_infinite_features(stream):
+    X, y = stream
+    X[12, 0] = -np.inf
+    with pytest.raises(ValueError, match=r"infinite.*row 12"):
+        jcsol.run(jcsol.COG(), X, y, perms=1)
+
+
+def test_non_binary_labels(stream):
+    X, y = stream
+    y = y.astype(float)
+    y[:10] = 2
+    with pytest.raises(ValueError, match=r"labels must be -1 and \+1.*2"):
+        jcsol.run(jcsol.COG(), X, y, perms=1)
+
+
+def test_zero_one_labels_need_mapping(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="labels must be -1 and"):
+        jcsol.run(jcsol.COG(), X, (y > 0).astype(int), perms=1)
+
+
+def test_multiclass_file_without_positive(tmp_path):
+    path = tmp_path / "three.txt"
+    path.write_text("1 1:0.5\n2 1:0.1 2:0.3\n3 2:1\n")
+    with pytest.raises(ValueError, match="not binary; pass positive="):
+        jcsol.datasets.load(path)
+    X, y = jcsol.datasets.load(path, positive=3)
+    np.testing.assert_array_equal(y, [-1, -1, 1])
+    with pytest.raises(ValueError, match=r"label\(s\) \[7\] not in the data"):
+        jcsol.datasets.load(path, positive=7)
+
+
+def test_length_mismatch(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="X has 100 rows but y has 99 labels"):
+        jcsol.run(jcsol.COG(), X, y[:99], perms=1)
+
+
+def test_wrong_dimensions(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        jcsol.run(jcsol.COG(), X[0], y, perms=1)
+
+
+def test_empty_stream():
+    with pytest.raises(ValueError, match="the stream is empty"):
+        jcsol.run(jcsol.COG(), np.zeros((0, 5), np.float32), np.zeros(0, np.int8), perms=1)
+
+
+def test_one_class_under_offline_rho(stream):
+    X, _ = stream
+    y = -np.ones(len(X), np.int8)
+    with pytest.raises(ValueError, match=r"no positive example.*Sum\(rho='laplace'\)"):
+        jcsol.run(jcsol.COG(), X, y, perms=2)
+    # Laplace and cost objectives are defined on one-class streams; sensitivity is then undefined (NaN).
+    res = jcsol.run(jcsol.COG(), X, y, perms=2, objective=jcsol.Sum(rho="laplace"))
+    assert np.isnan(res.sensitivity).all() and np.isfinite(res.specificity).all()
+    res = jcsol.run(jcsol.COG(), X, y, perms=2, objective=jcsol.Cost())
+    assert np.isfinite(res.cost).all()
+
+
+def test_one_class_fold_under_offline_rho(stream):
+    X, y = stream
+    negatives = np.flatnonzero(y < 0)[None, :20]
+    with pytest.raises(ValueError, match="no positive example"):
+        jcsol.run(jcsol.COG(), X, y, perms=negatives)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: jcsol.COG(eta=0.0),
+    lambda: jcsol.COG(eta=-1e-2),
+    lambda: jcsol.ACOG(eta=np.array([1.0, -1.0])),
+    lambda: jcsol.ACOG(gamma=0),
+    lambda: jcsol.ACOG(gamma=-2.0, diagonal=True),
+])
+def test_non_positive_hyperparameters(make):
+    with pytest.raises(ValueError, match=r"(eta|gamma) must be > 0"):
+        make()
+
+
+def test_nan_hyperparameter():
+    with pytest.raises(ValueError, match="eta must be finite"):
+        jcsol.COG(eta=float("nan"))
+
+
+def test_bad_static_option():
+    with pytest.raises(ValueError, match="loss='III' is not one of"):
+        jcsol.COG(loss="III")
+
+
+def test_bad_objectives():
+    with pytest.raises(ValueError, match="c_p \\+ c_n must be 1"):
+        jcsol.Cost(c_p=0.9, c_n=0.2)
+    with pytest.raises(ValueError, match="alpha_p must be in"):
+        jcsol.Sum(alpha_p=1.0)
+    with pytest.raises(ValueError, match="rho='median' is not one of"):
+        jcsol.Sum(rho="median")
+
+
+def test_full_covariance_too_large():
+    d = 200_000  # one 200k × 200k float32 covariance is 149 GiB
+    X = np.zeros((3, d), np.float32)
+    X[:, 0] = 1
+    y = np.array([1, -1, 1], np.int8)
+    with pytest.raises(MemoryError, match=r"ACOG-I with d=200000 needs 149\.\d+ GiB.*diagonal=True"):
+        jcsol.run(jcsol.ACOG(), X, y, perms=1)
+    res = jcsol.run(jcsol.ACOG(diagonal=True), X, y, perms=1)  # the diagonal version fits
+    assert res.counts.sum() == 3
+
+
+def test_bad_perms(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="outside"):
+        jcsol.run(jcsol.COG(), X, y, perms=np.array([[0, 1, 100]]))
+    with pytest.raises(ValueError, match="integer array"):
+        jcsol.run(jcsol.COG(), X, y, perms=np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="perms must be >= 1"):
+        jcsol.run(jcsol.COG(), X, y, perms=0)
+
+
+def test_grids_that_do_not_broadcast(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="do not broadcast"):
+        jcsol.run(jcsol.ACOG(eta=np.ones(3), gamma=np.ones(4)), X, y, perms=1)
+
+
+def test_float64_needs_x64(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="jax_enable_x64"):
+        jcsol.run(jcsol.COG(), X, y, perms=1, dtype="float64")
+
+
+def test_malformed_file(tmp_path):
+    path = tmp_path / "bad.svm"
+    path.write_text("+1 1:0.5 2:0.25\n-1 1:abc\n")
+    with pytest.raises(ValueError, match="line 2: not LIBSVM format"):
+        jcsol.datasets.load(path)
+
+
+def test_missing_dataset():
+    with pytest.raises(FileNotFoundError, match="not a shipped set"):
+        jcsol.datasets.load("no-such-set")
+
+
+def test_file_with_nan(tmp_path):
+    path = tmp_path / "nan.svm.gz"
+    path.write_bytes(gzip.compress(b"+1 1:0.5\n-1 1:nan\n"))
+    with pytest.raises(ValueError, match="NaN"):
+        jcsol.datasets.load(path)
