@@ -6,6 +6,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .objective import Cost
 from .result import Result
 
 PERCENT = {"sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy"}
@@ -24,19 +25,31 @@ def _param_text(params: dict[str, float]) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in params.items())
 
 
-def table(results: Mapping[str, Result], measures=("sum", "sensitivity", "specificity", "cost"),
-          fmt: str = "text") -> str:
+def default_measures(result: Result) -> tuple[str, ...]:
+    """The papers' columns: *sum* or *cost* (by the objective), then sensitivity and specificity."""
+    return (("cost" if isinstance(result.objective, Cost) else "sum"), "sensitivity", "specificity")
+
+
+def _shown_params(result: Result) -> dict[str, np.ndarray]:
+    """The learner's hyperparameters, and the objective's where they vary over the grid."""
+    learner_names = set(result.learner.hyperparameters())
+    return {k: v for k, v in result.params.items() if k in learner_names or np.unique(v).size > 1}
+
+
+def table(results: Mapping[str, Result], measures=None, fmt: str = "text") -> str:
     """Rows of ``name, hyperparameters, measures…, time per run`` for every grid point of every result.
 
     Args:
         results: results by row name (a learner's name, say).
-        measures: the measures to show, from :data:`jcsol.metrics.MEASURES`.
+        measures: the measures to show, from :data:`jcsol.metrics.MEASURES`; by default the papers' columns
+            for the first result's objective (see :func:`default_measures`).
         fmt: ``"text"`` (aligned columns) or ``"markdown"``.
     """
+    measures = tuple(measures or default_measures(next(iter(results.values()))))
     header = ["learner", "hyperparameters", *(TITLES[m] for m in measures), "time/run (s)"]
     rows = []
     for name, res in results.items():
-        params = res.params
+        params = _shown_params(res)
         for index in np.ndindex(*res.grid_shape):
             point = {k: float(v[index]) for k, v in params.items()}
             cells = [name, _param_text(point)]

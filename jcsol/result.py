@@ -160,7 +160,10 @@ class Result:
         scores = jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(flat_learner, states)
         return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])
 
-    def table(self, measures=("sum", "sensitivity", "specificity", "cost"), fmt: str = "text") -> str:
-        """The runs as a paper-style table: one row per grid point, mean ± std over permutations."""
+    def table(self, measures=None, fmt: str = "text") -> str:
+        """The runs as a paper-style table: one row per grid point, mean ± std over permutations.
+
+        By default the columns are the objective's measure (*sum* or *cost*), sensitivity and specificity.
+        """
         from .report import table
         return table({self.learner.name: self}, measures=measures, fmt=fmt)
