@@ -11,10 +11,12 @@ the length of the stream times the number of runs.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
+import sys
 import time
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -22,11 +24,13 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 from .base import Example, Learner
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
 from .stream import SparseRows, check_stream
 
+DEFAULT_CHUNK = 16384
 _COMPILED: dict[Any, Any] = {}
 _TRACES = 0
 
@@ -37,7 +41,9 @@ def trace_count() -> int:
 
 
 def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, key: int | jax.Array = 0,
-        curve_points: int = 0, dtype: str | np.dtype | None = None) -> Result:
+        curve_points: int = 0, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
+        checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
+        progress: bool | None = None, on_chunk: Callable[[int, int], None] | None = None) -> Result:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
     Args:
@@ -54,6 +60,13 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         curve_points: number of rounds, evenly spaced and ending at the last, at which the online counts are
             recorded (0: none; ``L`` gives every round).
         dtype: ``"float32"`` (default) or ``"float64"`` (needs ``jax.config.update("jax_enable_x64", True)``).
+        chunk_size: rounds per compiled scan (default: 16384); the carry passes from chunk to chunk, and
+            the result is bit-identical whatever the chunk size.
+        checkpoint: a file where the carry is saved (atomically) every ``checkpoint_every`` chunks; when the
+            file exists, the run resumes from it — after checking it belongs to this very run.
+        progress: show a progress line on stderr (default: when stderr is a terminal and there are
+            several chunks).
+        on_chunk: called as ``on_chunk(chunks_done, n_chunks)`` after each chunk (and its checkpoint).
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)``.
@@ -68,8 +81,9 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)
+    n_perm, length = idx.shape
     n_pos = (y[idx] > 0).sum(axis=1).astype(np.int32)
-    n_neg = (idx.shape[1] - n_pos).astype(np.int32)
+    n_neg = (length - n_pos).astype(np.int32)
     if objective.needs_both_classes() and (np.any(n_pos == 0) or np.any(n_neg == 0)):
         which = "positive" if np.any(n_pos == 0) else "negative"
         raise ValueError(
@@ -78,30 +92,59 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         )
     d = X.shape[1]
     grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
-    n_grid, n_perm = math.prod(grid_shape), idx.shape[0]
-    _check_memory(learner, d, n_grid * n_perm, dtype)
+    _check_memory(learner, d, math.prod(grid_shape) * n_perm, dtype)
 
-    n_curve = min(int(curve_points), idx.shape[1])
-    if n_curve < 0:
-        raise ValueError(f"curve_points must be >= 0, got {curve_points}")
-    slots = (np.arange(idx.shape[1]) * n_curve // idx.shape[1]).astype(np.int32)
-    curve_t = np.searchsorted(slots, np.arange(n_curve), side="right").astype(np.int64)
+    n_curve = int(curve_points)
+    if not 0 <= n_curve <= length:
+        raise ValueError(f"curve_points must be in [0, {length}] for runs of {length} rounds, got {curve_points}")
+    chunk = min(length, int(chunk_size or DEFAULT_CHUNK))
+    if chunk < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    n_chunks = -(-length // chunk)
+    rounds = _pad_rounds(idx, n_curve, n_chunks * chunk)
 
     data = ((X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype))
-    per_perm = _pad_runs((idx, jax.random.split(init_key, n_perm), n_pos, n_neg), len(jax.local_devices()))
-    args = jax.device_put((flat_learner, flat_objective, data, y.astype(dtype), *per_perm, slots))
-    compiled, time_compile = _compiled(args, n_curve=n_curve, d=d)
-    start = time.perf_counter()
-    outputs = jax.block_until_ready(compiled(*args))
-    time_run = time.perf_counter() - start
-    states, counts, curve = jax.tree.map(lambda a: a[:, :n_perm], outputs)
+    n_devices = len(jax.local_devices())
+    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), rounds.idx, n_pos, n_neg),
+                                                   n_devices)
+    shared = jax.device_put((flat_learner, flat_objective, data, y.astype(dtype), n_pos_d, n_neg_d))
+    fingerprint = (_fingerprint(learner, objective, X, y, idx, dtype, n_curve, chunk)
+                   if checkpoint is not None else None)
 
+    init_fn, advance_fn, carry_shape, time_compile = _compiled(shared, keys, idx_padded[:, :chunk], n_curve=n_curve, d=d,
+                                                  dtype=dtype)
+    first = 0
+    restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
+    if restored is None:
+        carry = init_fn(flat_learner, keys)
+    else:
+        first, leaves = restored
+        carry = _restore_carry(carry_shape, leaves, n_perm, n_devices, checkpoint)
+    show = _Progress(n_chunks, first, length, chunk, enabled=progress)
+    time_run = 0.0
+    for k in range(first, n_chunks):
+        window = slice(k * chunk, (k + 1) * chunk)
+        start = time.perf_counter()
+        carry = jax.block_until_ready(
+            advance_fn(carry, *shared, idx_padded[:, window], rounds.slots[window], rounds.valid[window]))
+        time_run += time.perf_counter() - start
+        if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
+            save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
+        show.update(k + 1)
+        if on_chunk is not None:
+            on_chunk(k + 1, n_chunks)
+    show.close()
+
+    states, counts, curve = jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1), carry)
     unflat = lambda a: np.asarray(a).reshape(grid_shape + a.shape[1:])
     return Result(
         learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
-        counts=unflat(counts), curve=unflat(curve) if n_curve else None, curve_t=curve_t if n_curve else None,
+        counts=unflat(counts), curve=unflat(curve) if n_curve else None,
+        curve_t=rounds.curve_t if n_curve else None,
         states=jax.tree.map(lambda a: a.reshape(grid_shape + a.shape[1:]), states),
-        time_compile=time_compile, time_run=time_run,
+        time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
 
 
@@ -176,6 +219,27 @@ def _check_memory(learner: Learner, d: int, n_runs: int, dtype) -> None:
         )
 
 
+class _Rounds(NamedTuple):
+    idx: np.ndarray    # (P, n_chunks·chunk) row orders, padded with row 0
+    slots: np.ndarray  # (n_chunks·chunk,) curve point each round writes to
+    valid: np.ndarray  # (n_chunks·chunk,) False on the padding rounds of the last chunk
+    curve_t: np.ndarray
+
+
+def _pad_rounds(idx: np.ndarray, n_curve: int, total: int) -> _Rounds:
+    """Per-round inputs shared by all runs, padded to a whole number of chunks."""
+    length = idx.shape[1]
+    slots = (np.arange(length) * n_curve // length).astype(np.int32) if n_curve else np.zeros(length, np.int32)
+    curve_t = np.searchsorted(slots, np.arange(n_curve), side="right").astype(np.int64)
+    pad = total - length
+    return _Rounds(
+        idx=np.pad(idx, ((0, 0), (0, pad))),
+        slots=np.pad(slots, (0, pad)),
+        valid=np.arange(total) < length,
+        curve_t=curve_t,
+    )
+
+
 def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
     """Pads the permutation axis to a multiple of the device count by repeating the last permutation."""
     pad = -per_perm[0].shape[0] % n_devices
@@ -184,27 +248,80 @@ def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
     return tuple(jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) for a in per_perm)
 
 
-def _compiled(args, *, n_curve: int, d: int):
-    """The compiled computation for these argument shapes, compiled once and cached (with its compile time).
+def _restore_carry(shapes, leaves: list[np.ndarray], n_perm: int, n_devices: int, path) -> Any:
+    """The carry saved in a checkpoint (unpadded runs), checked against this run's shapes and padded again."""
+    expected = jax.tree.leaves(shapes)
+    ok = len(leaves) == len(expected) and all(
+        a.shape == (n_perm,) + e.shape[1:] and a.dtype == e.dtype for a, e in zip(leaves, expected))
+    if not ok:
+        raise CheckpointError(f"checkpoint {path} holds a carry of other shapes than this run's; delete it to start over")
+    return jax.device_put(jax.tree.unflatten(jax.tree.structure(shapes), list(_pad_runs(tuple(leaves), n_devices))))
+
+
+class _Progress:
+    """A one-line progress report on stderr, shown for runs of several chunks when stderr is a terminal."""
+
+    def __init__(self, n_chunks: int, first: int, length: int, chunk: int, enabled: bool | None):
+        self.n_chunks, self.length, self.chunk = n_chunks, length, chunk
+        self.enabled = (sys.stderr.isatty() and n_chunks > 1) if enabled is None else enabled
+        self.start = time.perf_counter()
+        if self.enabled and first:
+            print(f"resumed at round {first * chunk} of {length}", file=sys.stderr)
+
+    def update(self, done: int) -> None:
+        if self.enabled:
+            rounds = min(done * self.chunk, self.length)
+            elapsed = time.perf_counter() - self.start
+            print(f"\rjcsol: round {rounds}/{self.length} ({100 * rounds / self.length:.0f}%), {elapsed:.1f} s",
+                  end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int) -> str:
+    """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run."""
+    digest = hashlib.sha256()
+    leaves, treedef = jax.tree.flatten((learner, objective))
+    digest.update(repr(treedef).encode())
+    for part in (*leaves, *(X if isinstance(X, SparseRows) else (X,)), y, idx):
+        arr = np.ascontiguousarray(np.asarray(part))
+        digest.update(f"{arr.dtype}{arr.shape}".encode())
+        digest.update(arr.tobytes())
+    digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}".encode())
+    return digest.hexdigest()
+
+
+def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype):
+    """``(init, advance, carry shapes, compile seconds)`` for these shapes, compiled once and cached.
 
     With several local devices the permutation axis is split across them (``shard_map`` over a one-axis
     mesh named ``"runs"``); the data and the grid are replicated, as every run reads the whole stream.
     """
-    leaves, treedef = jax.tree.flatten(args)
+    leaves, treedef = jax.tree.flatten((shared, keys, idx_chunk))
     devices = tuple(jax.local_devices())
-    signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, devices)
-    if signature not in _COMPILED:
-        start = time.perf_counter()
-        body = functools.partial(_simulate_impl, n_curve=n_curve, d=d)
-        if len(devices) > 1:
-            mesh = Mesh(np.array(devices), ("runs",))
-            split, whole = PartitionSpec("runs"), PartitionSpec()
-            body = jax.shard_map(body, mesh=mesh, in_specs=(whole,) * 4 + (split,) * 4 + (whole,),
-                                 out_specs=PartitionSpec(None, "runs"), check_vma=False)
-        compiled = jax.jit(body).lower(*args).compile()
-        _COMPILED[signature] = (compiled, time.perf_counter() - start)
-        return _COMPILED[signature]
-    return _COMPILED[signature][0], 0.0
+    signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, np.dtype(dtype), devices)
+    if signature in _COMPILED:
+        return (*_COMPILED[signature], 0.0)
+    start = time.perf_counter()
+    init = functools.partial(_init_impl, n_curve=n_curve, d=d, dtype=dtype)
+    advance = functools.partial(_advance_impl, d=d)
+    if len(devices) > 1:
+        mesh = Mesh(np.array(devices), ("runs",))
+        split, whole = PartitionSpec("runs"), PartitionSpec()
+        init = jax.shard_map(init, mesh=mesh, in_specs=(whole, split), out_specs=split, check_vma=False)
+        advance = jax.shard_map(advance, mesh=mesh, in_specs=(split,) + (whole,) * 4 + (split,) * 3 + (whole,) * 2,
+                                out_specs=split, check_vma=False)
+    learner = shared[0]
+    init_c = jax.jit(init).lower(learner, keys).compile()
+    carry_shape = jax.eval_shape(jax.jit(init), learner, keys)
+    n = idx_chunk.shape[1]
+    advance_c = jax.jit(advance, donate_argnums=0).lower(
+        carry_shape, *shared, idx_chunk, jax.ShapeDtypeStruct((n,), jnp.int32),
+        jax.ShapeDtypeStruct((n,), jnp.bool_)).compile()
+    _COMPILED[signature] = (init_c, advance_c, carry_shape)
+    return init_c, advance_c, carry_shape, time.perf_counter() - start
 
 
 def _row(data, i, d: int) -> jax.Array:
@@ -214,37 +331,48 @@ def _row(data, i, d: int) -> jax.Array:
     return data[i]
 
 
-def _simulate_impl(learner, objective, data, y, idx, keys, n_pos, n_neg, slots, *, n_curve, d):
+# Runs are laid out permutations first, grid second: each round gathers one row per permutation, shared by the
+# whole grid, and the batched products over (P, G, d) states need no transposes.
+
+def _init_impl(learner, keys, *, n_curve, d, dtype):
+    global _TRACES
+    _TRACES += 1
+
+    def one(learner, key):
+        return (learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32))
+
+    return jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0))(learner, keys)
+
+
+def _advance_impl(carry, learner, objective, data, y, n_pos, n_neg, idx, slots, valid, *, d):
+    """Scans one chunk of rounds for every run; padding rounds (``valid`` False) leave the carry as it is."""
     global _TRACES
     _TRACES += 1
     dtype = y.dtype
     one_hot = jnp.arange(4)
 
-    def one_run(learner, objective, order, key, total_pos, total_neg):
-        def body(carry, inputs):
+    def one_run(carry, learner, objective, order, total_pos, total_neg):
+        def round_(carry, i, slot):
             state, counts, curve = carry
-            i, slot = inputs
             label = y[i]
             positive = label > 0
             seen_pos = counts[TP] + counts[FN] + positive
             seen_neg = counts[FP] + counts[TN] + (~positive)
             rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
             state, info = learner.step(state, Example(_row(data, i, d), label, rho))
-            predicted_negative = info.score < 0
-            cell = 2 * (~positive) + predicted_negative  # TP=0, FN=1, FP=2, TN=3
+            cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
             counts = counts + (one_hot == cell)
-            if n_curve:
+            if curve.shape[0]:
                 curve = curve.at[slot].set(counts)
-            return (state, counts, curve), None
+            return state, counts, curve
 
-        init = (learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32))
-        (state, counts, curve), _ = jax.lax.scan(body, init, (order, slots))
-        return state, counts, curve
+        def body(carry, inputs):
+            i, slot, ok = inputs
+            # ``ok`` is the same for every run, so under vmap this stays a branch, not a select.
+            return jax.lax.cond(ok, round_, lambda c, i, s: c, carry, i, slot), None
 
-    # Permutations outermost: each round gathers one row per permutation, shared by the whole grid, and
-    # the batched products over (P, G, d) states need no transposes.
-    over_grid = jax.vmap(one_run, in_axes=(0, 0, None, None, None, None))
-    over_perms = jax.vmap(over_grid, in_axes=(None, None, 0, 0, 0, 0))
-    runs = over_perms(learner, objective, idx, keys, n_pos, n_neg)
-    return jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), runs)
+        return jax.lax.scan(body, carry, (order, slots, valid))[0]
 
+    over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
+    over_perms = jax.vmap(over_grid, in_axes=(0, None, None, 0, 0, 0))
+    return over_perms(carry, learner, objective, idx, n_pos, n_neg)

@@ -41,7 +41,9 @@ class Result:
         curve_t: ``(K,)`` the rounds (1-based) at which ``curve`` was recorded.
         states: final learner states, every leaf with leading axes ``grid_shape + (P,)``.
         time_compile: seconds spent compiling (0 when the computation was already compiled).
-        time_run: seconds of execution of all runs together, after compilation.
+        time_run: seconds of execution of all runs together, after compilation (of this process only, when
+            the run was resumed from a checkpoint).
+        resumed_at: the round from which this process continued a checkpointed run (0: from the start).
     """
 
     learner: Any
@@ -54,6 +56,7 @@ class Result:
     states: Any
     time_compile: float
     time_run: float
+    resumed_at: int = 0
 
     # -- sizes and timings ------------------------------------------------------------------------------
     @property

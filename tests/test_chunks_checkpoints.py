@@ -1,0 +1,105 @@
+"""Chunked runs equal one scan bit for bit; checkpoints resume killed runs exactly and refuse bad files."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol.checkpoint import CheckpointError
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.counts, b.counts)
+    if a.curve is not None:
+        np.testing.assert_array_equal(a.curve, b.curve)
+    for u, v in zip(jax.tree.leaves(a.states), jax.tree.leaves(b.states)):
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+
+
+@pytest.mark.parametrize("learner", [jcsol.ACOG(eta=[0.1, 10.0]), jcsol.COG(eta=[1.0, 100.0], loss="II")],
+                         ids=lambda l: l.name)
+def test_chunks_are_bit_identical_to_one_scan(german, learner):
+    X, y = german
+    whole = jcsol.run(learner, X, y, perms=3, curve_points=17, objective=jcsol.Sum(rho="laplace"))
+    for chunk in (1000, 333, 64):
+        _same(whole, jcsol.run(learner, X, y, perms=3, curve_points=17, chunk_size=chunk,
+                               objective=jcsol.Sum(rho="laplace")))
+
+
+def test_checkpointed_run_equals_plain_run(german, tmp_path):
+    X, y = german
+    path = tmp_path / "run.ckpt"
+    plain = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4)
+    seen = []
+    saved = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4, chunk_size=100, checkpoint=path,
+                      checkpoint_every=3, on_chunk=lambda done, total: seen.append((done, total)))
+    _same(plain, saved)
+    assert seen == [(k, 10) for k in range(1, 11)]
+    assert path.exists() and saved.resumed_at == 0
+    again = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4, chunk_size=100, checkpoint=path)
+    assert again.resumed_at == 1000  # already complete: nothing left to run
+    _same(plain, again)
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    import jcsol
+    X, y = jcsol.datasets.load("german")
+    def die(done, total):
+        if done == int(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+    jcsol.run(jcsol.ACOG(eta=jcsol.decades(1e-2, 1e2)), X, y, perms=5, key=7, curve_points=10,
+              chunk_size=50, checkpoint=sys.argv[1], checkpoint_every=4, on_chunk=die)
+""")
+
+
+def test_run_killed_midway_resumes_to_the_same_result(german, tmp_path):
+    X, y = german
+    path = tmp_path / "killed.ckpt"
+    done = subprocess.run([sys.executable, "-c", KILLED_RUN, str(path), "11"], capture_output=True, text=True)
+    assert done.returncode == -9, done.stderr  # SIGKILL, after chunk 11 of 20
+    assert path.exists() and not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+    learner = jcsol.ACOG(eta=jcsol.decades(1e-2, 1e2))
+    resumed = jcsol.run(learner, X, y, perms=5, key=7, curve_points=10, chunk_size=50, checkpoint=path)
+    assert resumed.resumed_at == 400  # the last checkpoint was written after chunk 8
+    _same(jcsol.run(learner, X, y, perms=5, key=7, curve_points=10), resumed)
+
+
+def test_checkpoint_of_another_run_is_refused(german, tmp_path):
+    X, y = german
+    path = tmp_path / "other.ckpt"
+    jcsol.run(jcsol.COG(eta=1.0), X, y, perms=2, chunk_size=500, checkpoint=path)
+    for changed in (dict(learner=jcsol.COG(eta=2.0)), dict(perms=3), dict(key=1), dict(chunk_size=250),
+                    dict(objective=jcsol.Cost())):
+        kwargs = dict(learner=jcsol.COG(eta=1.0), perms=2, chunk_size=500) | changed
+        with pytest.raises(CheckpointError, match="different run"):
+            jcsol.run(kwargs.pop("learner"), X, y, checkpoint=path, **kwargs)
+    with pytest.raises(CheckpointError, match="different run"):
+        jcsol.run(jcsol.COG(eta=1.0), X[:, ::-1].copy(), y, perms=2, chunk_size=500, checkpoint=path)
+
+
+def test_corrupted_checkpoints_are_refused(german, tmp_path):
+    X, y = german
+    path = tmp_path / "c.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(CheckpointError, match="unreadable or corrupted"):
+        jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+    # change one stored weight: the archive still opens, its digest no longer matches
+    path.write_bytes(raw)
+    with np.load(path) as archive:
+        arrays = {k: archive[k].copy() for k in archive.files}
+    arrays["leaf_0"].flat[3] += 1.0
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(CheckpointError, match="corrupted"):
+        jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+    path.write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="unreadable"):
+        jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
