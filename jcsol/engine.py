@@ -28,7 +28,8 @@ from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
-from .stream import SparseRows, check_stream
+from .datasets.rowstore import RowStore
+from .stream import SparseRows, check_labels, check_stream
 
 DEFAULT_CHUNK = 16384
 _COMPILED: dict[Any, Any] = {}
@@ -49,8 +50,9 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     Args:
         learner: a learner; hyperparameters given as arrays form a grid (their shapes broadcast together with
             the objective's, see :func:`jcsol.grid`).
-        X: features, ``(T, d)`` array or :class:`jcsol.SparseRows`; normalise beforehand if wanted
-            (:func:`jcsol.datasets.load` does by default).
+        X: features, ``(T, d)`` array or :class:`jcsol.SparseRows` (normalise beforehand if wanted;
+            :func:`jcsol.datasets.load` does by default), or a :class:`jcsol.datasets.RowStore` on disk, whose
+            rows are read chunk by chunk so that memory holds one chunk of rows, not the data.
         y: labels in ``{-1, +1}``, ``+1`` the rare class.
         perms: a number of random permutations (reproducible from ``key``), or an explicit integer array of
             shape ``(P, L)`` (or ``(L,)``) whose rows are the orders of the examples in each run; a row may
@@ -76,7 +78,13 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         raise TypeError(f"learner must be a jcsol learner, got {type(learner).__name__}")
     if not isinstance(objective, Objective):
         raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
-    X, y = check_stream(X, y)
+    store = X if isinstance(X, RowStore) else None
+    if store is not None:
+        y = check_labels(y)
+        if len(y) != store.shape[0]:
+            raise ValueError(f"the row store has {store.shape[0]} rows but y has {len(y)} labels")
+    else:
+        X, y = check_stream(X, y)
     dtype = _resolve_dtype(dtype)
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
@@ -105,16 +113,20 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     n_chunks = -(-length // chunk)
     rounds = _pad_rounds(idx, n_curve, n_chunks * chunk)
 
-    data = ((X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype))
     n_devices = len(jax.local_devices())
     keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), rounds.idx, n_pos, n_neg),
                                                    n_devices)
-    shared = jax.device_put((flat_learner, flat_objective, data, y.astype(dtype), n_pos_d, n_neg_d))
-    fingerprint = (_fingerprint(learner, objective, X, y, idx, dtype, n_curve, chunk)
-                   if checkpoint is not None else None)
+    if store is None:
+        chunks = _ResidentChunks(X, y, np.asarray(idx_padded), chunk, dtype)
+    else:
+        chunks = _StoredChunks(store, y, np.asarray(idx_padded), chunk, dtype)
+    shared = jax.device_put((flat_learner, flat_objective))
+    n_runs = jax.device_put((n_pos_d, n_neg_d))
+    fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X, y, idx, dtype,
+                                n_curve, chunk) if checkpoint is not None else None)
 
-    init_fn, advance_fn, carry_shape, time_compile = _compiled(shared, keys, idx_padded[:, :chunk], n_curve=n_curve, d=d,
-                                                  dtype=dtype)
+    init_fn, advance_fn, carry_shape, time_compile = _compiled(
+        (*shared, *chunks.get(0)[:2], *n_runs), keys, chunks.get(0)[2], n_curve=n_curve, d=d, dtype=dtype)
     first = 0
     restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
     if restored is None:
@@ -126,9 +138,10 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     time_run = 0.0
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
+        data, labels, order = chunks.get(k)
         start = time.perf_counter()
         carry = jax.block_until_ready(
-            advance_fn(carry, *shared, idx_padded[:, window], rounds.slots[window], rounds.valid[window]))
+            advance_fn(carry, *shared, data, labels, *n_runs, order, rounds.slots[window], rounds.valid[window]))
         time_run += time.perf_counter() - start
         if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
             save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
@@ -240,6 +253,31 @@ def _pad_rounds(idx: np.ndarray, n_curve: int, total: int) -> _Rounds:
     )
 
 
+class _ResidentChunks:
+    """Data held on the device whole; each chunk's rounds index into it."""
+
+    def __init__(self, X, y, idx, chunk: int, dtype):
+        data = (X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype)
+        self.data, self.y = jax.device_put((data, y.astype(dtype)))
+        self.idx, self.chunk = idx, chunk
+
+    def get(self, k: int):
+        return self.data, self.y, self.idx[:, k * self.chunk:(k + 1) * self.chunk]
+
+
+class _StoredChunks:
+    """Data on disk: each chunk reads the rows its rounds need, in the order the runs need them."""
+
+    def __init__(self, store: RowStore, y, idx, chunk: int, dtype):
+        self.store, self.y, self.idx, self.chunk, self.dtype = store, y.astype(dtype), idx, chunk, dtype
+        self.local = jnp.arange(idx.shape[0] * chunk, dtype=jnp.int32).reshape(idx.shape[0], chunk)
+
+    def get(self, k: int):
+        rows = self.idx[:, k * self.chunk:(k + 1) * self.chunk].ravel()
+        indices, values = self.store.take(rows)
+        return (indices, values.astype(self.dtype)), self.y[rows], self.local
+
+
 def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
     """Pads the permutation axis to a multiple of the device count by repeating the last permutation."""
     pad = -per_perm[0].shape[0] % n_devices
@@ -285,7 +323,9 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int)
     digest = hashlib.sha256()
     leaves, treedef = jax.tree.flatten((learner, objective))
     digest.update(repr(treedef).encode())
-    for part in (*leaves, *(X if isinstance(X, SparseRows) else (X,)), y, idx):
+    if isinstance(X, str):
+        digest.update(X.encode())
+    for part in (*leaves, *(X if isinstance(X, SparseRows) else () if isinstance(X, str) else (X,)), y, idx):
         arr = np.ascontiguousarray(np.asarray(part))
         digest.update(f"{arr.dtype}{arr.shape}".encode())
         digest.update(arr.tobytes())

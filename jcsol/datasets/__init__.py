@@ -19,8 +19,11 @@ from importlib import resources
 import numpy as np
 
 from ..stream import SparseRows, check_features
+from .libsvm import iter_libsvm_blocks, read_libsvm
+from .rowstore import RowStore
 
-__all__ = ["load", "read_libsvm", "binarize", "l2_normalize", "SHIPPED", "Shipped", "SparseRows"]
+__all__ = ["load", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "SHIPPED",
+           "Shipped", "SparseRows"]
 
 
 @dataclass(frozen=True)
@@ -67,53 +70,6 @@ def _read_bytes(name_or_path: str | os.PathLike) -> tuple[bytes, int | None]:
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return raw, None
-
-
-def read_libsvm(text: bytes | str, *, n_features: int | None = None,
-                source: str = "<data>") -> tuple[SparseRows, np.ndarray]:
-    """Parses LIBSVM/svmlight text (``label idx:val …``, 1-based indices) into sparse rows and raw labels.
-
-    Comments (``#`` to end of line), blank lines and ``qid:`` tokens are skipped. Rows are padded to the
-    widest row. Raises ``ValueError`` naming the line of any malformed token.
-    """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    labels: list[float] = []
-    row_idx: list[list[int]] = []
-    row_val: list[list[float]] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        tokens = line.split()
-        try:
-            labels.append(float(tokens[0]))
-            idx, val = [], []
-            for tok in tokens[1:]:
-                k, v = tok.split(":", 1)
-                if k == "qid":
-                    continue
-                idx.append(int(k) - 1)
-                val.append(float(v))
-        except ValueError as err:
-            raise ValueError(f"{source}, line {lineno}: not LIBSVM format ({err}): {line[:80]!r}") from None
-        if idx and min(idx) < 0:
-            raise ValueError(f"{source}, line {lineno}: feature indices are 1-based, found 0 or less")
-        row_idx.append(idx)
-        row_val.append(val)
-    n = len(labels)
-    width = max((len(r) for r in row_idx), default=0)
-    indices = np.zeros((n, max(width, 1)), np.int32)
-    values = np.zeros((n, max(width, 1)), np.float64)
-    for i, (ri, rv) in enumerate(zip(row_idx, row_val)):
-        indices[i, : len(ri)] = ri
-        values[i, : len(rv)] = rv
-    max_index = int(indices.max()) + 1 if n else 0
-    if n_features is None:
-        n_features = max_index
-    elif max_index > n_features:
-        raise ValueError(f"{source}: feature index {max_index} exceeds n_features={n_features}")
-    return SparseRows(indices, values, n_features), np.asarray(labels)
 
 
 def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
