@@ -36,6 +36,15 @@ _COMPILED: dict[Any, Any] = {}
 _TRACES = 0
 
 
+class ChunkDone(NamedTuple):
+    """What :func:`run` reports to ``on_chunk`` after each chunk."""
+
+    chunks_done: int
+    n_chunks: int
+    rounds_done: int
+    states: Any  # learner states of every run, leading axes grid_shape + (P,)
+
+
 def trace_count() -> int:
     """How many times the engine has traced its computation (a new trace means a new compilation)."""
     return _TRACES
@@ -44,7 +53,7 @@ def trace_count() -> int:
 def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, key: int | jax.Array = 0,
         curve_points: int = 0, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
-        progress: bool | None = None, on_chunk: Callable[[int, int], None] | None = None) -> Result:
+        progress: bool | None = None, on_chunk: Callable[["ChunkDone"], None] | None = None) -> Result:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
     Args:
@@ -68,7 +77,8 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             file exists, the run resumes from it — after checking it belongs to this very run.
         progress: show a progress line on stderr (default: when stderr is a terminal and there are
             several chunks).
-        on_chunk: called as ``on_chunk(chunks_done, n_chunks)`` after each chunk (and its checkpoint).
+        on_chunk: called with a :class:`ChunkDone` after each chunk (and its checkpoint): progress, and the
+            learner states of every run at that point.
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)``.
@@ -147,7 +157,9 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
         show.update(k + 1)
         if on_chunk is not None:
-            on_chunk(k + 1, n_chunks)
+            states = jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]),
+                                  carry[0])
+            on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length), states))
     show.close()
 
     states, counts, curve = jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1), carry)

@@ -37,7 +37,7 @@ def test_checkpointed_run_equals_plain_run(german, tmp_path):
     plain = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4)
     seen = []
     saved = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4, chunk_size=100, checkpoint=path,
-                      checkpoint_every=3, on_chunk=lambda done, total: seen.append((done, total)))
+                      checkpoint_every=3, on_chunk=lambda c: seen.append((c.chunks_done, c.n_chunks)))
     _same(plain, saved)
     assert seen == [(k, 10) for k in range(1, 11)]
     assert path.exists() and saved.resumed_at == 0
@@ -50,8 +50,8 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     import jcsol
     X, y = jcsol.datasets.load("german")
-    def die(done, total):
-        if done == int(sys.argv[2]):
+    def die(chunk):
+        if chunk.chunks_done == int(sys.argv[2]):
             os.kill(os.getpid(), signal.SIGKILL)
     jcsol.run(jcsol.ACOG(eta=jcsol.decades(1e-2, 1e2)), X, y, perms=5, key=7, curve_points=10,
               chunk_size=50, checkpoint=sys.argv[1], checkpoint_every=4, on_chunk=die)

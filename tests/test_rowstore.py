@@ -53,8 +53,8 @@ def test_store_runs_checkpoint_and_resume(spam_store, tmp_path):
     path = tmp_path / "store.ckpt"
     plain = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500)
     with pytest.raises(KeyboardInterrupt):
-        def interrupt(done, total):
-            if done == 4:
+        def interrupt(chunk):
+            if chunk.chunks_done == 4:
                 raise KeyboardInterrupt
         jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path, on_chunk=interrupt)
     resumed = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path)

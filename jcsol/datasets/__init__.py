@@ -19,6 +19,7 @@ from importlib import resources
 import numpy as np
 
 from ..stream import SparseRows, check_features
+from . import synthetic
 from .libsvm import iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore
 
