@@ -1,11 +1,17 @@
 """The engine: one stream scanned, many runs vmapped, one compiled computation.
 
 A *run* is one pass of a learner over one ordering of the stream. :func:`run` executes all runs of a
-protocol at once — every point of the hyperparameter grid times every permutation — as a single jitted
-``lax.scan`` over rounds, vmapped over permutations (inner) and grid points (outer). Rows are gathered by
-index at each round (``X[idx[t]]``): no permuted copy of ``X`` is ever made. Confusion counts are carried
-through the scan, and online curves are sampled at ``curve_points`` rounds, so memory does not grow with
-the length of the stream times the number of runs.
+protocol at once — every point of the hyperparameter grid times every permutation — as one compiled
+``lax.scan`` over rounds, vmapped over grid points (inner) and permutations (outer), the permutation axis
+split over the local devices. Rows are gathered by index at each round (``X[idx[t]]``): no permuted copy of
+``X`` is ever made. Confusion counts are carried through the scan and online curves are sampled at
+``curve_points`` rounds, so memory does not grow with the length of the stream times the number of runs.
+
+The scan is driven from Python in chunks of rounds, the carry (learner states, counts, curves) passed from
+one chunk to the next. One mechanism gives progress reports, checkpoints that resume a killed run exactly,
+and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs). The
+last chunk is padded with rounds that leave the carry untouched, so every chunk runs the same compiled code
+and the result does not depend on the chunk size, bit for bit.
 """
 
 from __future__ import annotations
@@ -25,10 +31,10 @@ from jax.sharding import Mesh, PartitionSpec
 
 from .base import Example, Learner
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .datasets.rowstore import RowStore
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
-from .datasets.rowstore import RowStore
 from .stream import SparseRows, check_labels, check_stream
 
 DEFAULT_CHUNK = 16384
@@ -134,21 +140,21 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     n_runs = jax.device_put((n_pos_d, n_neg_d))
     fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X, y, idx, dtype,
                                 n_curve, chunk) if checkpoint is not None else None)
+    restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
+    first = 0 if restored is None else restored[0]
+    pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, advance_fn, carry_shape, time_compile = _compiled(
-        (*shared, *chunks.get(0)[:2], *n_runs), keys, chunks.get(0)[2], n_curve=n_curve, d=d, dtype=dtype)
-    first = 0
-    restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
+        (*shared, *pending[:2], *n_runs), keys, pending[2], n_curve=n_curve, d=d, dtype=dtype)
     if restored is None:
         carry = init_fn(flat_learner, keys)
     else:
-        first, leaves = restored
-        carry = _restore_carry(carry_shape, leaves, n_perm, n_devices, checkpoint)
+        carry = _restore_carry(carry_shape, restored[1], n_perm, n_devices, checkpoint)
     show = _Progress(n_chunks, first, length, chunk, enabled=progress)
     time_run = 0.0
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
-        data, labels, order = chunks.get(k)
+        data, labels, order = pending if k == first else chunks.get(k)
         start = time.perf_counter()
         carry = jax.block_until_ready(
             advance_fn(carry, *shared, data, labels, *n_runs, order, rounds.slots[window], rounds.valid[window]))
@@ -157,20 +163,23 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
         show.update(k + 1)
         if on_chunk is not None:
-            states = jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]),
-                                  carry[0])
-            on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length), states))
+            on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length),
+                               _grid_major(carry[0], grid_shape, n_perm)))
     show.close()
 
-    states, counts, curve = jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1), carry)
-    unflat = lambda a: np.asarray(a).reshape(grid_shape + a.shape[1:])
+    states, counts, curve = _grid_major(carry, grid_shape, n_perm)
     return Result(
         learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
-        counts=unflat(counts), curve=unflat(curve) if n_curve else None,
-        curve_t=rounds.curve_t if n_curve else None,
-        states=jax.tree.map(lambda a: a.reshape(grid_shape + a.shape[1:]), states),
+        counts=np.asarray(counts), curve=np.asarray(curve) if n_curve else None,
+        curve_t=rounds.curve_t if n_curve else None, states=states,
         time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
+
+
+def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int):
+    """Carry leaves laid out (permutations, grid points, …) as (grid_shape…, permutations, …), padding dropped."""
+    return jax.tree.map(
+        lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]), tree)
 
 
 def _resolve_dtype(dtype) -> np.dtype:
