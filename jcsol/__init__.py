@@ -7,10 +7,12 @@
 """
 
 from . import datasets, metrics
-from .algorithms import ACOG, COG, VARIANTS, by_name
+from .algorithms.optax_learner import OptaxCOG
+from .algorithms import (ACOG, AROMMA, AROW, COG, CPAPB, CW, OGD, PA, PA1, PA2, PAUM, ROMMA, SCW, SCW2, VARIANTS,
+                         Perceptron, by_name)
 from .base import Example, Learner, StepInfo
 from .devices import use_cpu_cores
-from .engine import run
+from .engine import ChunkDone, run
 from .grids import decades, grid
 from .objective import Cost, Sum
 from .report import table
@@ -21,8 +23,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ACOG", "COG", "VARIANTS", "by_name",
+    "OptaxCOG",
+    "Perceptron", "ROMMA", "AROMMA", "PA", "PA1", "PA2", "PAUM", "CPAPB", "AROW", "CW", "SCW", "SCW2", "OGD",
     "Example", "Learner", "StepInfo",
-    "run", "Result", "Best", "table",
+    "run", "ChunkDone", "Result", "Best", "table",
     "Sum", "Cost",
     "grid", "decades",
     "SparseRows", "datasets", "metrics", "use_cpu_cores",

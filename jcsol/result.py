@@ -170,3 +170,14 @@ class Result:
         """
         from .report import table
         return table({self.learner.name: self}, measures=measures, fmt=fmt)
+
+    # -- as data ----------------------------------------------------------------------------------------
+    def to_pandas(self, measures=None):
+        """The runs in long format, one row per run and measure (see :func:`jcsol.tables.to_pandas`)."""
+        from .tables import to_pandas
+        return to_pandas(self, measures)
+
+    def to_json(self, measures=None, **dumps_kwargs) -> str:
+        """The runs' records and metadata as a JSON string (see :func:`jcsol.tables.to_json`)."""
+        from .tables import to_json
+        return to_json(self, measures, **dumps_kwargs)

@@ -74,18 +74,18 @@ def cost(c_p: float = 0.9, c_n: float = 0.1) -> RhoOf:
 # Losses (SPEC §3)
 # --------------------------------------------------------------------------------------------------------------
 
-def loss_and_grad(kind: str, w: np.ndarray, x: np.ndarray, y: float, rho: float) -> tuple[float, np.ndarray]:
-    """``(ℓ, g)`` of the cost-sensitive loss at ``w``; ``g`` is the gradient where ``ℓ > 0`` (unused otherwise).
-
-    type I:  ``ℓ = max(0, ρ_t − y w·x)``,   ``g = −y x``
-    type II: ``ℓ = ρ_t max(0, 1 − y w·x)``, ``g = −ρ_t y x``
-    """
-    f = float(np.dot(w, x))
+def loss_value(kind: str, margin: float, rho: float) -> float:
+    """The cost-sensitive loss at margin ``m = y w·x``: ``max(0, ρ_t − m)`` (I), ``ρ_t max(0, 1 − m)`` (II)."""
     if kind == "I":
-        return max(0.0, rho - y * f), -y * x
+        return max(0.0, rho - margin)
     if kind == "II":
-        return rho * max(0.0, 1.0 - y * f), -rho * y * x
+        return rho * max(0.0, 1.0 - margin)
     raise ValueError(f"loss kind must be 'I' or 'II', got {kind!r}")
+
+
+def gradient(kind: str, x: np.ndarray, y: float, rho: float) -> np.ndarray:
+    """The loss's gradient where it is positive: ``g = −y x`` (I), ``g = −ρ_t y x`` (II)."""
+    return -y * x if kind == "I" else -rho * y * x
 
 
 class Trace(NamedTuple):
@@ -98,6 +98,7 @@ class Trace(NamedTuple):
     losses: np.ndarray       # (L,) ℓ_t(w_t)
     w: np.ndarray            # (d,) final weights (μ for ACOG)
     sigma: np.ndarray | None  # final Σ (d, d), its diagonal (d,), or None for COG
+    snapshots: dict          # k -> (w, Σ) after the first k rounds, for the requested checkpoints
 
     @property
     def updated(self) -> np.ndarray:
@@ -110,65 +111,86 @@ class Trace(NamedTuple):
         return (self.rhos - margin) if kind == "I" else (1.0 - margin)
 
 
-def _stream(X, y, order):
-    X = np.asarray(X, np.float64)
-    y = np.asarray(y, np.float64)
-    order = np.asarray(order)
-    return X, y, order
+def _copy(a):
+    return None if a is None else a.copy()
 
 
-def cog(X, y, order, eta: float, loss: str, rho_of: RhoOf) -> Trace:
-    """COG-I / COG-II (SPEC §4): ``w ← w − λ g`` when ``ℓ_t > 0``, else unchanged; ``w_1 = 0``."""
-    X, y, order = _stream(X, y, order)
-    labels = y[order]
-    rhos = rho_of(labels)
-    L, d = len(order), X.shape[1]
-    w = np.zeros(d)
-    scores, preds, losses = np.empty(L), np.empty(L), np.empty(L)
-    for t in range(L):
-        x, yt = X[order[t]], labels[t]
-        f = float(np.dot(w, x))
-        scores[t] = f
-        preds[t] = 1.0 if f >= 0 else -1.0
-        ell, g = loss_and_grad(loss, w, x, yt, rhos[t])
-        losses[t] = ell
-        if ell > 0:
-            w = w - eta * g
-    return Trace(scores, preds, labels, rhos, losses, w, None)
+def cog(X, y, order, eta: float, loss: str, rho_of: RhoOf, checkpoints=()) -> Trace:
+    """COG-I / COG-II (SPEC §4): ``w ← w − λ g`` when ``ℓ_t > 0``, else unchanged; ``w_1 = 0``.
+
+    ``checkpoints``: round counts ``k`` at which to keep a copy of the model after the first ``k`` rounds.
+    """
+    return _run(X, y, order, rho_of, checkpoints, loss, _COGStep(eta, loss))
 
 
-def acog(X, y, order, eta: float, gamma: float, loss: str, diagonal: bool, rho_of: RhoOf) -> Trace:
+def acog(X, y, order, eta: float, gamma: float, loss: str, diagonal: bool, rho_of: RhoOf,
+         checkpoints=()) -> Trace:
     """ACOG-I / ACOG-II, full or diagonal (SPEC §4). Predict with μ; when ``ℓ_t(μ_t) > 0``:
 
     full: ``Σ_{t+1} = Σ_t − Σ_t x xᵀ Σ_t / (γ + xᵀ Σ_t x)``, then ``μ_{t+1} = μ_t − η Σ_{t+1} g_t`` (the new Σ);
     diag: ``s ← s − (s∘x)² / (γ + Σ_i s_i x_i²)``, then ``μ ← μ − η s∘g`` (the new s).
     Otherwise nothing changes. ``μ_1 = 0``, ``Σ_1 = I``.
     """
-    X, y, order = _stream(X, y, order)
-    labels = y[order]
-    rhos = rho_of(labels)
+    return _run(X, y, order, rho_of, checkpoints, loss, _ACOGStep(eta, gamma, loss, diagonal))
+
+
+class _COGStep:
+    def __init__(self, eta, kind):
+        self.eta, self.kind = eta, kind
+
+    def init(self, d):
+        return np.zeros(d), None
+
+    def update(self, w, sigma, x, y, rho):
+        g = gradient(self.kind, x, y, rho)
+        return w - self.eta * g, None
+
+
+class _ACOGStep:
+    def __init__(self, eta, gamma, kind, diagonal):
+        self.eta, self.gamma, self.kind, self.diagonal = eta, gamma, kind, diagonal
+
+    def init(self, d):
+        return np.zeros(d), (np.ones(d) if self.diagonal else np.eye(d))
+
+    def update(self, mu, sigma, x, y, rho):
+        g = gradient(self.kind, x, y, rho)
+        if self.diagonal:
+            sx = sigma * x
+            sigma = sigma - sx * sx / (self.gamma + float(np.sum(sigma * x * x)))
+            mu = mu - self.eta * sigma * g                    # new s
+        else:
+            sigma_x = sigma @ x                                # Σ_t x
+            x_sigma = x @ sigma                                # xᵀ Σ_t
+            sigma = sigma - np.outer(sigma_x, x_sigma) / (self.gamma + float(x @ sigma_x))
+            mu = mu - self.eta * (sigma @ g)                   # Σ_{t+1} g_t
+        return mu, sigma
+
+
+def _run(X, y, order, rho_of: RhoOf, checkpoints, kind: str, step) -> Trace:
+    if kind not in ("I", "II"):
+        raise ValueError(f"loss must be 'I' or 'II', got {kind!r}")
+    X = np.asarray(X, np.float64)
+    order = np.asarray(order)
+    labels = np.asarray(y, np.float64)[order]
+    rhos = np.asarray(rho_of(labels), np.float64)
     L, d = len(order), X.shape[1]
-    mu = np.zeros(d)
-    sigma = np.ones(d) if diagonal else np.eye(d)
-    scores, preds, losses = np.empty(L), np.empty(L), np.empty(L)
+    w, sigma = step.init(d)
+    scores, losses = np.empty(L), np.empty(L)
+    keep = set(int(k) for k in checkpoints)
+    snapshots = {0: (w.copy(), _copy(sigma))} if 0 in keep else {}
     for t in range(L):
-        x, yt = X[order[t]], labels[t]
-        f = float(np.dot(mu, x))
+        x, yt, rho = X[order[t]], float(labels[t]), float(rhos[t])
+        f = float(np.dot(w, x))            # score with the model before the update
         scores[t] = f
-        preds[t] = 1.0 if f >= 0 else -1.0
-        ell, g = loss_and_grad(loss, mu, x, yt, rhos[t])
+        ell = loss_value(kind, yt * f, rho)
         losses[t] = ell
         if ell > 0:
-            if diagonal:
-                sx = sigma * x
-                sigma = sigma - sx * sx / (gamma + float(np.sum(sigma * x * x)))
-                mu = mu - eta * sigma * g
-            else:
-                sigma_x = sigma @ x           # Σ_t x
-                x_sigma = x @ sigma           # xᵀ Σ_t
-                sigma = sigma - np.outer(sigma_x, x_sigma) / (gamma + float(x @ sigma_x))
-                mu = mu - eta * (sigma @ g)   # Σ_{t+1} g_t
-    return Trace(scores, preds, labels, rhos, losses, mu, sigma)
+            w, sigma = step.update(w, sigma, x, yt, rho)
+        if t + 1 in keep:
+            snapshots[t + 1] = (w.copy(), _copy(sigma))
+    predictions = np.where(scores >= 0, 1.0, -1.0)   # score exactly 0 predicts +1
+    return Trace(scores, predictions, labels, rhos, losses, w, sigma, snapshots)
 
 
 def confusion(labels, predictions) -> np.ndarray:
@@ -184,12 +206,13 @@ def confusion(labels, predictions) -> np.ndarray:
     ], np.int64)
 
 
-def run_variant(name: str, X, y, order, rho_of: RhoOf, eta: float, gamma: float = 1.0) -> Trace:
+def run_variant(name: str, X, y, order, rho_of: RhoOf, eta: float, gamma: float = 1.0,
+                checkpoints=()) -> Trace:
     """The reference run of a variant named as in jcsol.VARIANTS (``"COG-I"``, ``"ACOG-II-diag"``, …)."""
     parts = name.split("-")
-    family, loss, diagonal = parts[0], parts[1], parts[-1] == "diag"
+    family, kind, diagonal = parts[0], parts[1], parts[-1] == "diag"
     if family == "COG":
-        return cog(X, y, order, eta, loss, rho_of)
+        return cog(X, y, order, eta, kind, rho_of, checkpoints)
     if family == "ACOG":
-        return acog(X, y, order, eta, gamma, loss, diagonal, rho_of)
+        return acog(X, y, order, eta, gamma, kind, diagonal, rho_of, checkpoints)
     raise ValueError(f"no reference for {name!r}")

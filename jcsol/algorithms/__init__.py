@@ -10,7 +10,15 @@ from typing import Any, Callable
 
 from ..base import Learner
 from .acog import ACOG, ACOGState
+from .arow import AROW, AROWState
 from .cog import COG, COGState
+from .cw import CW, SCW, SCW2, CWState
+from .ogd import OGD, OGDState
+from .optax_learner import OptaxCOG, OptaxCOGState
+from .pa import PA, PA1, PA2, CPAPB, PAState
+from .paum import PAUM, PAUMState
+from .perceptron import Perceptron, PerceptronState
+from .romma import AROMMA, ROMMA, ROMMAState
 
 VARIANTS: dict[str, Callable[..., Learner]] = {
     "COG-I": lambda **hp: COG(loss="I", **hp),
@@ -19,6 +27,26 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "ACOG-II": lambda **hp: ACOG(loss="II", **hp),
     "ACOG-I-diag": lambda **hp: ACOG(loss="I", diagonal=True, **hp),
     "ACOG-II-diag": lambda **hp: ACOG(loss="II", diagonal=True, **hp),
+    # baselines of the papers (SPEC §5)
+    "Perceptron": lambda **hp: Perceptron(**hp),
+    "ROMMA": lambda **hp: ROMMA(**hp),
+    "aROMMA": lambda **hp: AROMMA(**hp),
+    "PA": lambda **hp: PA(**hp),
+    "PA-I": lambda **hp: PA1(**hp),
+    "PA-II": lambda **hp: PA2(**hp),
+    "PAUM": lambda **hp: PAUM(**hp),
+    "CPA-PB": lambda **hp: CPAPB(**hp),
+    "AROW": lambda **hp: AROW(**hp),
+    "CW": lambda **hp: CW(**hp),
+    "SCW-I": lambda **hp: SCW(**hp),
+    "SCW-II": lambda **hp: SCW2(**hp),
+    "OGD-hinge": lambda **hp: OGD(loss="hinge", **hp),
+    "OGD-logistic": lambda **hp: OGD(loss="logistic", **hp),
+    # first-order family with optax optimizers (an extension, not in the papers)
+    "OptaxCOG-I-adagrad": lambda **hp: OptaxCOG(optimizer="adagrad", loss="I", **hp),
+    "OptaxCOG-II-adagrad": lambda **hp: OptaxCOG(optimizer="adagrad", loss="II", **hp),
+    "OptaxCOG-I-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="I", **hp),
+    "OptaxCOG-II-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="II", **hp),
 }
 
 
@@ -30,4 +58,9 @@ def by_name(name: str, **hyperparameters: Any) -> Learner:
     return VARIANTS[lookup[name.lower()]](**hyperparameters)
 
 
-__all__ = ["ACOG", "ACOGState", "COG", "COGState", "VARIANTS", "by_name"]
+__all__ = [
+    "ACOG", "ACOGState", "COG", "COGState", "VARIANTS", "by_name",
+    "Perceptron", "PerceptronState", "ROMMA", "AROMMA", "ROMMAState", "PA", "PA1", "PA2", "CPAPB", "PAState",
+    "PAUM", "PAUMState", "AROW", "AROWState", "CW", "SCW", "SCW2", "CWState", "OGD", "OGDState",
+    "OptaxCOG", "OptaxCOGState",
+]

@@ -24,7 +24,7 @@ from .libsvm import iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore
 
 __all__ = ["load", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "SHIPPED",
-           "Shipped", "SparseRows"]
+           "Shipped", "SparseRows", "fetch"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +130,6 @@ def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = Tr
         rows = l2_normalize(rows)
     rows = rows._replace(values=rows.values.astype(dtype))
     return (rows if sparse else rows.todense()), y
+
+
+from .fetch import fetch  # noqa: E402  (downloads the papers' LIBSVM sets; uses load above)

@@ -1,0 +1,69 @@
+"""OGD: online gradient descent with a decaying step η/√t (Zinkevich, ICML 2003; LIBOL ``OGD.m``)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+
+OGD_LOSSES = ("hinge", "logistic")
+
+
+class OGDState(NamedTuple):
+    w: jax.Array  # (d,) weight vector
+    t: jax.Array  # () int32: rounds seen so far (the step of round t uses η/√t, t = 1, 2, …)
+
+
+@pytree_dataclass
+class OGD(Learner):
+    r"""Online gradient descent on the hinge or the logistic loss, step ``η/√t``.
+
+    .. math::
+
+        f_t = w_t \cdot x_t, \qquad \eta_t = \frac{\eta}{\sqrt t}, \qquad w_1 = 0,
+
+        \text{hinge: } \ell_t = \max(0, 1 - y_t f_t), \quad w_{t+1} = w_t + \eta_t y_t x_t \ \text{ if } \ell_t > 0;
+
+        \text{logistic: } \ell_t = \log(1 + e^{-y_t f_t}), \quad
+        w_{t+1} = w_t + \eta_t \frac{y_t x_t}{1 + e^{y_t f_t}}.
+
+    ``t`` counts every round (updating or not), as LIBOL's ``model.t``; the state carries it. No projection
+    and no regularisation (LIBOL's ``OGD.m``, loss types 1 and 2). The logistic step is applied on every
+    round (its gradient never vanishes; LIBOL skips it only where ``ℓ_t`` underflows to 0, when the step is
+    below 1e-16·η_t anyway).
+
+    Args:
+        eta: the base learning rate η (> 0), 1 by default (LIBOL's ``C``).
+        loss: ``"hinge"`` or ``"logistic"``.
+
+    Reference: M. Zinkevich, *Online Convex Programming and Generalized Infinitesimal Gradient Ascent*,
+    ICML 2003 (step ``η/√t``).
+    """
+
+    eta: Any = hyperparameter(1.0)
+    loss: str = choice("hinge", *OGD_LOSSES)
+
+    @property
+    def name(self) -> str:
+        return f"OGD-{self.loss}"
+
+    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> OGDState:
+        return OGDState(w=jnp.zeros(d, dtype), t=jnp.zeros((), jnp.int32))
+
+    def step(self, state: OGDState, ex: Example) -> tuple[OGDState, StepInfo]:
+        x, y = ex.x, ex.y
+        t = state.t + 1
+        f = state.w @ x
+        margin = y * f
+        eta_t = self.eta / jnp.sqrt(t.astype(x.dtype))
+        if self.loss == "hinge":
+            loss = jnp.maximum(0.0, 1.0 - margin)
+            scale = jnp.where(loss > 0, 1.0, 0.0)
+        else:
+            loss = jax.nn.softplus(-margin)
+            scale = jax.nn.sigmoid(-margin)
+        w = state.w + (eta_t * scale * y) * x
+        return OGDState(w=w, t=t), StepInfo(score=f, loss=loss)

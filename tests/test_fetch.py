@@ -1,0 +1,191 @@
+"""jcsol.datasets.fetch against a local HTTP server (with Range support) serving the shared data: download,
+resume after a dropped connection or an interrupted process, servers without ranges, checksums, the cache."""
+
+import bz2
+import hashlib
+import http.server
+import threading
+
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol.datasets.fetch import REGISTRY, ChecksumError, DownloadError, Remote
+
+from conftest import shared_data
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Serves ``server.files`` (URL path → bytes), honours ``Range: bytes=N-``, and can drop a connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        server = self.server
+        rng = self.headers.get("Range")
+        server.requests.append((self.path, rng))
+        data = server.files.get(self.path)
+        if data is None:
+            self.send_error(404)
+            return
+        start = 0
+        if rng and server.ranges:
+            start = int(rng.removeprefix("bytes=").split("-")[0])
+            if start >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(data)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+        body = data[start:]
+        self.send_response(206 if start or (rng and server.ranges) else 200)
+        self.send_header("Content-Length", str(len(body)))
+        if rng and server.ranges:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        self.send_header("Accept-Ranges", "bytes" if server.ranges else "none")
+        self.end_headers()
+        drop = server.drop_after.get(self.path)
+        if drop is not None and server.drops_left > 0:
+            server.drops_left -= 1
+            self.wfile.write(body[:drop])
+            self.wfile.flush()
+            self.close_connection = True  # the announced length is not reached: the client sees a short read
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.daemon_threads = True
+    httpd.files, httpd.requests, httpd.drop_after, httpd.drops_left, httpd.ranges = {}, [], {}, 0, True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+
+
+@pytest.fixture
+def german_file(server):
+    raw = shared_data("german.numer").read_bytes()
+    server.files["/binary/german.numer"] = raw
+    return raw
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_download_loads_and_is_cached(server, german_file, tmp_path):
+    X, y = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    assert server.requests == [("/binary/german.numer", None)]
+    assert (tmp_path / "german.numer").read_bytes() == german_file
+    assert not list(tmp_path.glob("*.part"))
+    Xs, ys = jcsol.datasets.load(shared_data("german.numer"), n_features=24)
+    np.testing.assert_array_equal(X, Xs)
+    np.testing.assert_array_equal(y, ys)
+    assert X.shape == (1000, 24) and (y == 1).sum() == 300
+    # the cache: no second request; load's keyword arguments pass through
+    X2, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, normalize=False)
+    assert len(server.requests) == 1
+    assert not np.allclose(np.linalg.norm(X2, axis=1), 1.0)
+
+
+def test_cache_dir_from_environment(server, german_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("JCSOL_CACHE", str(tmp_path / "env-cache"))
+    jcsol.datasets.fetch("german.numer", base_url=server.url, timeout=5)
+    assert (tmp_path / "env-cache" / "german.numer").read_bytes() == german_file
+
+
+def test_dropped_connection_is_resumed_with_range(server, german_file, tmp_path):
+    cut = 100_000
+    server.drop_after["/binary/german.numer"] = cut
+    server.drops_left = 1
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, sha256=_sha(german_file),
+                         timeout=5)
+    assert server.requests == [("/binary/german.numer", None), ("/binary/german.numer", f"bytes={cut}-")]
+    assert _sha((tmp_path / "german.numer").read_bytes()) == _sha(german_file)
+
+
+def test_part_left_by_an_interrupted_process_is_continued(server, german_file, tmp_path):
+    (tmp_path / "german.numer.part").write_bytes(german_file[:1234])
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    assert server.requests == [("/binary/german.numer", "bytes=1234-")]
+    assert (tmp_path / "german.numer").read_bytes() == german_file
+
+
+def test_server_without_ranges_restarts_the_file(server, german_file, tmp_path):
+    server.ranges = False
+    (tmp_path / "german.numer.part").write_bytes(b"garbage that must not stay at the start")
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    assert len(server.requests) == 1
+    assert (tmp_path / "german.numer").read_bytes() == german_file
+
+
+def test_wrong_checksum_is_refused_and_deleted(server, german_file, tmp_path):
+    wrong = "0" * 64
+    with pytest.raises(ChecksumError) as err:
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, sha256=wrong, timeout=5)
+    assert wrong in str(err.value) and _sha(german_file) in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_checksum_is_used(server, german_file, tmp_path, monkeypatch):
+    entry = REGISTRY["german.numer"]
+    monkeypatch.setitem(REGISTRY, "german.numer", Remote(entry.path, None, "f" * 64, 24, entry.description))
+    with pytest.raises(ChecksumError, match="f" * 64):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    monkeypatch.setitem(REGISTRY, "german.numer", Remote(entry.path, None, _sha(german_file), 24, entry.description))
+    X, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    assert X.shape == (1000, 24)
+
+
+def test_unknown_name_is_refused(server, tmp_path):
+    with pytest.raises(ValueError, match="unknown dataset 'nope'.*a9a"):
+        jcsol.datasets.fetch("nope", cache_dir=tmp_path, base_url=server.url)
+    assert server.requests == []
+
+
+def test_attempts_are_bounded_and_the_part_kept(server, german_file, tmp_path):
+    server.drop_after["/binary/german.numer"] = 10_000
+    server.drops_left = 100
+    with pytest.raises(DownloadError, match="3 requests"):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, max_attempts=3, timeout=5)
+    assert len(server.requests) == 3
+    assert (tmp_path / "german.numer.part").read_bytes() == german_file[:30_000]
+    assert not (tmp_path / "german.numer").exists()
+    with pytest.raises(DownloadError, match="404"):
+        jcsol.datasets.fetch("a9a", cache_dir=tmp_path, base_url=server.url, timeout=5)
+
+
+def test_bz2_is_decompressed_and_loaded(server, tmp_path, monkeypatch):
+    raw = shared_data("heart_scale").read_bytes()
+    packed = bz2.compress(raw)
+    server.files["/binary/heart_scale.bz2"] = packed
+    monkeypatch.setitem(REGISTRY, "heart_scale", Remote("binary/heart_scale.bz2", "bz2", _sha(packed), 13,
+                                                        "Statlog heart, scaled, 270 × 13"))
+    assert REGISTRY["heart_scale"].file == "heart_scale"
+    X, y = jcsol.datasets.fetch("heart_scale", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    assert (tmp_path / "heart_scale").read_bytes() == raw
+    assert not (tmp_path / "heart_scale.bz2").exists()
+    Xs, ys = jcsol.datasets.load(shared_data("heart_scale"), n_features=13)
+    np.testing.assert_array_equal(X, Xs)
+    np.testing.assert_array_equal(y, ys)
+
+
+def test_registry_is_honest_about_digests():
+    """No digest is invented: the LIBSVM originals' SHA-256 are unknown here (see the module docstring)."""
+    for name in ("a9a", "a9a.t", "w8a", "w8a.t", "ijcnn1", "ijcnn1.t", "covtype.binary", "cod-rna", "cod-rna.t",
+                 "protein", "Sensorless", "usps", "usps.t", "mushrooms", "german.numer"):
+        entry = REGISTRY[name]
+        assert entry.sha256 is None
+        assert entry.compression == ("bz2" if entry.path.endswith(".bz2") else None)
