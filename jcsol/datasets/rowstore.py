@@ -76,27 +76,24 @@ class RowStore:
             width = max(width, max((line.split("#", 1)[0].count(":") for line in lines), default=1))
         if n_rows == 0:
             raise ValueError(f"{source}: no examples")
-        indices = np.lib.format.open_memmap(directory / "indices.npy", "w+", np.int32, (n_rows, width))
-        values = np.lib.format.open_memmap(directory / "values.npy", "w+", np.dtype(dtype), (n_rows, width))
         raw_labels = np.empty(n_rows, np.float64)
         digest, row, max_index = hashlib.sha256(), 0, 0
-        for block in iter_libsvm_blocks(source, block_rows):
-            digest.update(block.encode())
-            rows, labels = read_libsvm(block, source=os.fspath(source))
-            rows = check_features(rows)
-            if normalize:
-                rows = l2_normalize(rows)
-            n, k = rows.indices.shape
-            indices[row:row + n, :k] = rows.indices
-            values[row:row + n, :k] = rows.values
-            raw_labels[row:row + n] = labels
-            max_index = max(max_index, rows.n_features)
-            row += n
+        with _NpyWriter(directory / "indices.npy", np.int32, (n_rows, width)) as indices, \
+                _NpyWriter(directory / "values.npy", np.dtype(dtype), (n_rows, width)) as values:
+            for block in iter_libsvm_blocks(source, block_rows):
+                digest.update(block.encode())
+                rows, labels = read_libsvm(block, source=os.fspath(source))
+                rows = check_features(rows)
+                if normalize:
+                    rows = l2_normalize(rows)
+                pad = ((0, 0), (0, width - rows.indices.shape[1]))
+                indices.append(np.pad(rows.indices, pad))
+                values.append(np.pad(rows.values, pad))
+                raw_labels[row:row + len(labels)] = labels
+                max_index = max(max_index, rows.n_features)
+                row += len(labels)
         if n_features is not None and max_index > n_features:
             raise ValueError(f"{source}: feature index {max_index} exceeds n_features={n_features}")
-        indices.flush()
-        values.flush()
-        del indices, values
         np.save(directory / "labels.npy", binarize(raw_labels, positive))
         options = {"positive": None if positive is None else np.atleast_1d(positive).tolist(),
                    "normalize": normalize, "dtype": np.dtype(dtype).name}
@@ -109,3 +106,25 @@ class RowStore:
     def load(self) -> tuple[SparseRows, np.ndarray]:
         """The whole store in memory (for stores that fit)."""
         return SparseRows(np.asarray(self.indices), np.asarray(self.values), self.shape[1]), self.y
+
+
+class _NpyWriter:
+    """Writes a ``.npy`` file of known shape by appending row blocks: memory holds one block, not the array."""
+
+    def __init__(self, path: Path, dtype, shape: tuple[int, int]):
+        self.dtype, self.shape, self.rows = np.dtype(dtype), shape, 0
+        self.fh = open(path, "wb")
+        np.lib.format.write_array_header_2_0(
+            self.fh, {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": shape})
+
+    def append(self, block: np.ndarray) -> None:
+        self.fh.write(np.ascontiguousarray(block, self.dtype).tobytes())
+        self.rows += block.shape[0]
+
+    def __enter__(self) -> "_NpyWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.fh.close()
+        if exc[0] is None and self.rows != self.shape[0]:
+            raise RuntimeError(f"wrote {self.rows} rows of {self.shape[0]}: the source changed while it was read")
