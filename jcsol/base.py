@@ -37,11 +37,14 @@ class Example(NamedTuple):
         y: label, ``+1.0`` (the rare class) or ``-1.0``, in the dtype of ``x``.
         rho: ``ρ_t``, the cost-sensitive weight of this example (SPEC §3): ``ρ`` for a positive example,
             ``1`` for a negative one, with ``ρ`` set by the objective (offline, Laplace or cost ratio).
+        cost: ``c(x_t) >= 0``, the example's own cost when the stream carries one, else ``ρ_t``; the engine
+            always sets it (``None`` only in examples built by hand).
     """
 
     x: jax.Array
     y: jax.Array
     rho: jax.Array
+    cost: jax.Array | None = None
 
 
 class StepInfo(NamedTuple):
@@ -127,6 +130,8 @@ class Learner(Configurable):
     """
 
     weights_field: ClassVar[str] = "w"
+    #: True when ``step`` accepts a :class:`jcsol.linalg.SparseVector` row and costs O(nnz) on it.
+    sparse_steps: ClassVar[bool] = False
 
     # -- the contract -----------------------------------------------------------------------------------
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> NamedTuple:
@@ -140,7 +145,7 @@ class Learner(Configurable):
         return getattr(state, self.weights_field)
 
     def score(self, state: NamedTuple, X: jax.Array) -> jax.Array:
-        """Scores ``X @ w`` of held-out rows ``X`` (shape ``(n, d)``) under the one model in ``state``.
+        """Scores ``X @ w`` of held-out dense rows ``X`` (shape ``(n, d)``) under the one model in ``state``.
 
         For the states of many runs at once, use :meth:`jcsol.Result.score`.
         """

@@ -32,10 +32,11 @@ from jax.sharding import Mesh, PartitionSpec
 from .base import Example, Learner
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .datasets.rowstore import RowStore
+from .linalg import SparseVector, densify
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
-from .stream import SparseRows, check_labels, check_stream
+from .stream import SparseRows, check_costs, check_labels, check_stream
 
 DEFAULT_CHUNK = 16384
 _COMPILED: dict[Any, Any] = {}
@@ -56,8 +57,8 @@ def trace_count() -> int:
     return _TRACES
 
 
-def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, key: int | jax.Array = 0,
-        curve_points: int = 0, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
+def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, costs=None,
+        key: int | jax.Array = 0, curve_points: int = 0, record_scores: bool = False, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
         progress: bool | None = None, on_chunk: Callable[["ChunkDone"], None] | None = None) -> Result:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
@@ -73,9 +74,14 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             shape ``(P, L)`` (or ``(L,)``) whose rows are the orders of the examples in each run; a row may
             also be any sequence of row indices (a training fold, say).
         objective: :class:`jcsol.Sum` (default) or :class:`jcsol.Cost`; sets ``ρ`` and the measures' weights.
+        costs: example-dependent costs ``c(x_t) >= 0``, shape ``(T,)``, given to the learners (the CW-CVaR
+            family uses them) and summed over mistakes in :attr:`jcsol.Result.mistake_cost`; by default an
+            example's cost is its class weight ``ρ_t``.
         key: seed (int) or ``jax.random.key`` for the permutations and the learners' initial states.
         curve_points: number of rounds, evenly spaced and ending at the last, at which the online counts are
             recorded (0: none; ``L`` gives every round).
+        record_scores: keep every round's pre-update score (:attr:`jcsol.Result.scores`, ``grid_shape +
+            (P, L)``): memory grows with runs × rounds.
         dtype: ``"float32"`` (default) or ``"float64"`` (needs ``jax.config.update("jax_enable_x64", True)``).
         chunk_size: rounds per compiled scan (default: 16384); the carry passes from chunk to chunk, and
             the result is bit-identical whatever the chunk size.
@@ -102,6 +108,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     else:
         X, y = check_stream(X, y)
     dtype = _resolve_dtype(dtype)
+    costs = None if costs is None else check_costs(costs, len(y))
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)
@@ -132,46 +139,53 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     n_devices = len(jax.local_devices())
     keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), rounds.idx, n_pos, n_neg),
                                                    n_devices)
-    if store is None:
-        chunks = _ResidentChunks(X, y, np.asarray(idx_padded), chunk, dtype)
-    else:
-        chunks = _StoredChunks(store, y, np.asarray(idx_padded), chunk, dtype)
+    chunks = (_ResidentChunks if store is None else _StoredChunks)(
+        store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype)
     shared = jax.device_put((flat_learner, flat_objective))
     n_runs = jax.device_put((n_pos_d, n_neg_d))
-    fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X, y, idx, dtype,
-                                n_curve, chunk) if checkpoint is not None else None)
+    fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X,
+                                y if costs is None else (y, costs), idx, dtype, n_curve, chunk)
+                   if checkpoint is not None else None)
     restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
     first = 0 if restored is None else restored[0]
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, advance_fn, carry_shape, time_compile = _compiled(
-        (*shared, *pending[:2], *n_runs), keys, pending[2], n_curve=n_curve, d=d, dtype=dtype)
+        (*shared, pending[0], *n_runs), keys, pending[1], n_curve=n_curve, d=d, dtype=dtype)
     if restored is None:
         carry = init_fn(flat_learner, keys)
     else:
         carry = _restore_carry(carry_shape, restored[1], n_perm, n_devices, checkpoint)
     show = _Progress(n_chunks, first, length, chunk, enabled=progress)
-    time_run = 0.0
+    time_run, scores = 0.0, []
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
-        data, labels, order = pending if k == first else chunks.get(k)
+        data, order = pending if k == first else chunks.get(k)
         start = time.perf_counter()
-        carry = jax.block_until_ready(
-            advance_fn(carry, *shared, data, labels, *n_runs, order, rounds.slots[window], rounds.valid[window]))
+        carry, chunk_scores = jax.block_until_ready(
+            advance_fn(carry, *shared, data, *n_runs, order, rounds.slots[window], rounds.valid[window]))
         time_run += time.perf_counter() - start
+        if record_scores:
+            scores.append(np.asarray(chunk_scores)[:n_perm])
         if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
             save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
         show.update(k + 1)
         if on_chunk is not None:
             on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length),
-                               _grid_major(carry[0], grid_shape, n_perm)))
+                               _grid_major(carry.state, grid_shape, n_perm)))
     show.close()
 
-    states, counts, curve = _grid_major(carry, grid_shape, n_perm)
+    final = _grid_major(carry, grid_shape, n_perm)
+    if record_scores:
+        if first:
+            raise ValueError("record_scores needs every round of the run; it cannot resume from a checkpoint")
+        per_round = np.concatenate(scores, axis=-1)[..., :length] if scores else np.zeros((n_perm, 0, length))
+        scores = np.swapaxes(per_round, 0, 1).reshape(grid_shape + (n_perm, length))
     return Result(
         learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
-        counts=np.asarray(counts), curve=np.asarray(curve) if n_curve else None,
-        curve_t=rounds.curve_t if n_curve else None, states=states,
+        counts=np.asarray(final.counts), curve=np.asarray(final.curve) if n_curve else None,
+        curve_t=rounds.curve_t if n_curve else None, states=final.state,
+        mistake_cost=np.asarray(final.mistake_cost), scores=scores if record_scores else None,
         time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
 
@@ -277,26 +291,28 @@ def _pad_rounds(idx: np.ndarray, n_curve: int, total: int) -> _Rounds:
 class _ResidentChunks:
     """Data held on the device whole; each chunk's rounds index into it."""
 
-    def __init__(self, X, y, idx, chunk: int, dtype):
-        data = (X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype)
-        self.data, self.y = jax.device_put((data, y.astype(dtype)))
+    def __init__(self, X, y, costs, idx, chunk: int, dtype):
+        rows = (X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype)
+        self.data = jax.device_put((rows, y.astype(dtype), None if costs is None else costs.astype(dtype)))
         self.idx, self.chunk = idx, chunk
 
     def get(self, k: int):
-        return self.data, self.y, self.idx[:, k * self.chunk:(k + 1) * self.chunk]
+        return self.data, self.idx[:, k * self.chunk:(k + 1) * self.chunk]
 
 
 class _StoredChunks:
     """Data on disk: each chunk reads the rows its rounds need, in the order the runs need them."""
 
-    def __init__(self, store: RowStore, y, idx, chunk: int, dtype):
-        self.store, self.y, self.idx, self.chunk, self.dtype = store, y.astype(dtype), idx, chunk, dtype
+    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype):
+        self.store, self.idx, self.chunk, self.dtype = store, idx, chunk, dtype
+        self.y, self.costs = y.astype(dtype), None if costs is None else costs.astype(dtype)
         self.local = jnp.arange(idx.shape[0] * chunk, dtype=jnp.int32).reshape(idx.shape[0], chunk)
 
     def get(self, k: int):
         rows = self.idx[:, k * self.chunk:(k + 1) * self.chunk].ravel()
         indices, values = self.store.take(rows)
-        return (indices, values.astype(self.dtype)), self.y[rows], self.local
+        costs = None if self.costs is None else self.costs[rows]
+        return ((indices, values.astype(self.dtype)), self.y[rows], costs), self.local
 
 
 def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
@@ -372,7 +388,7 @@ def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype):
         mesh = Mesh(np.array(devices), ("runs",))
         split, whole = PartitionSpec("runs"), PartitionSpec()
         init = jax.shard_map(init, mesh=mesh, in_specs=(whole, split), out_specs=split, check_vma=False)
-        advance = jax.shard_map(advance, mesh=mesh, in_specs=(split,) + (whole,) * 4 + (split,) * 3 + (whole,) * 2,
+        advance = jax.shard_map(advance, mesh=mesh, in_specs=(split,) + (whole,) * 3 + (split,) * 3 + (whole,) * 2,
                                 out_specs=split, check_vma=False)
     learner = shared[0]
     init_c = jax.jit(init).lower(learner, keys).compile()
@@ -385,54 +401,73 @@ def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype):
     return init_c, advance_c, carry_shape, time.perf_counter() - start
 
 
-def _row(data, i, d: int) -> jax.Array:
-    if isinstance(data, tuple):
-        indices, values = data
-        return jnp.zeros(d, values.dtype).at[indices[i]].add(values[i])
-    return data[i]
+def _row(rows, i, d: int, sparse_steps: bool):
+    """Row ``i``: dense, or as a :class:`SparseVector` for learners whose steps cost O(nnz)."""
+    if isinstance(rows, tuple):
+        row = SparseVector(rows[0][i], rows[1][i])
+        return row if sparse_steps else densify(row, d)
+    return rows[i]
 
 
 # Runs are laid out permutations first, grid second: each round gathers one row per permutation, shared by the
 # whole grid, and the batched products over (P, G, d) states need no transposes.
+
+class _Carry(NamedTuple):
+    """What a run carries from round to round (and from chunk to chunk, and into checkpoints)."""
+
+    state: Any
+    counts: jax.Array        # (4,) int32: tp, fn, fp, tn
+    curve: jax.Array         # (K, 4) int32: counts after the rounds of the curve points
+    mistake_cost: jax.Array  # (): the example costs c_t summed over the rounds predicted wrongly
+
 
 def _init_impl(learner, keys, *, n_curve, d, dtype):
     global _TRACES
     _TRACES += 1
 
     def one(learner, key):
-        return (learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32))
+        return _Carry(learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32),
+                      jnp.zeros((), dtype))
 
     return jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0))(learner, keys)
 
 
-def _advance_impl(carry, learner, objective, data, y, n_pos, n_neg, idx, slots, valid, *, d):
-    """Scans one chunk of rounds for every run; padding rounds (``valid`` False) leave the carry as it is."""
+def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, valid, *, d):
+    """Scans one chunk of rounds for every run; padding rounds (``valid`` False) leave the carry as it is.
+
+    ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``.
+    Returns the new carry and every round's pre-update score.
+    """
     global _TRACES
     _TRACES += 1
+    rows, y, costs = data
     dtype = y.dtype
     one_hot = jnp.arange(4)
 
     def one_run(carry, learner, objective, order, total_pos, total_neg):
         def round_(carry, i, slot):
-            state, counts, curve = carry
             label = y[i]
             positive = label > 0
-            seen_pos = counts[TP] + counts[FN] + positive
-            seen_neg = counts[FP] + counts[TN] + (~positive)
+            seen_pos = carry.counts[TP] + carry.counts[FN] + positive
+            seen_neg = carry.counts[FP] + carry.counts[TN] + (~positive)
             rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
-            state, info = learner.step(state, Example(_row(data, i, d), label, rho))
+            cost = rho if costs is None else costs[i]
+            state, info = learner.step(carry.state, Example(_row(rows, i, d, learner.sparse_steps), label, rho, cost))
+            wrong = positive == (info.score < 0)
             cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
-            counts = counts + (one_hot == cell)
-            if curve.shape[0]:
-                curve = curve.at[slot].set(counts)
-            return state, counts, curve
+            counts = carry.counts + (one_hot == cell)
+            curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
+            return _Carry(state, counts, curve, carry.mistake_cost + jnp.where(wrong, cost, 0)), info.score
+
+        def skip(carry, i, slot):
+            return carry, jnp.zeros((), dtype)
 
         def body(carry, inputs):
             i, slot, ok = inputs
             # ``ok`` is the same for every run, so under vmap this stays a branch, not a select.
-            return jax.lax.cond(ok, round_, lambda c, i, s: c, carry, i, slot), None
+            return jax.lax.cond(ok, round_, skip, carry, i, slot)
 
-        return jax.lax.scan(body, carry, (order, slots, valid))[0]
+        return jax.lax.scan(body, carry, (order, slots, valid))
 
     over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
     over_perms = jax.vmap(over_grid, in_axes=(0, None, None, 0, 0, 0))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 TP, FN, FP, TN = range(4)
-MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost")
+MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost", "example_cost")
 HIGHER_IS_BETTER = {"sum": True, "sensitivity": True, "specificity": True, "accuracy": True,
-                    "balanced_accuracy": True, "cost": False}
+                    "balanced_accuracy": True, "cost": False, "example_cost": False}
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -57,8 +57,18 @@ def weighted_cost(counts: np.ndarray, c_p=0.9) -> np.ndarray:
     return c_p * c[..., FN] + (1.0 - c_p) * c[..., FP]
 
 
+def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
+    """CVaR_ε: the mean of the lowest ``ceil(ε·n)`` values along ``axis`` (002 Table III applies it to margins
+    ``y·f``; higher is better)."""
+    values = np.sort(np.asarray(values, np.float64), axis=axis)
+    if not 0 < epsilon <= 1:
+        raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
+    k = max(1, int(np.ceil(epsilon * values.shape[axis])))
+    return np.take(values, np.arange(k), axis=axis).mean(axis=axis)
+
+
 def measure(name: str, counts: np.ndarray, alpha_p=0.5, c_p=0.9) -> np.ndarray:
-    """The measure ``name`` (one of :data:`MEASURES`) of ``counts``."""
+    """The measure ``name`` (one of :data:`MEASURES` but ``example_cost``, which counts cannot give) of ``counts``."""
     if name == "sum":
         return weighted_sum(counts, alpha_p)
     if name == "cost":

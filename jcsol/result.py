@@ -43,6 +43,9 @@ class Result:
         time_compile: seconds spent compiling (0 when the computation was already compiled).
         time_run: seconds of execution of all runs together, after compilation (of this process only, when
             the run was resumed from a checkpoint).
+        mistake_cost: ``grid_shape + (P,)`` the example costs summed over each run's mistakes (the class
+            weights ``ρ_t`` unless the run was given ``costs``).
+        scores: ``grid_shape + (P, L)`` every round's pre-update score, when the run recorded them.
         resumed_at: the round from which this process continued a checkpointed run (0: from the start).
     """
 
@@ -56,6 +59,8 @@ class Result:
     states: Any
     time_compile: float
     time_run: float
+    mistake_cost: np.ndarray | None = None
+    scores: np.ndarray | None = None
     resumed_at: int = 0
 
     # -- sizes and timings ------------------------------------------------------------------------------
@@ -92,8 +97,11 @@ class Result:
         """Measure ``name`` (see :data:`jcsol.metrics.MEASURES`) of every run, shape ``grid_shape + (P,)``.
 
         *sum* weighs sensitivity by the objective's ``α_p`` under :class:`jcsol.Sum` (½ otherwise); *cost* uses
-        the objective's ``c_p`` under :class:`jcsol.Cost` (0.9 otherwise).
+        the objective's ``c_p`` under :class:`jcsol.Cost` (0.9 otherwise); *example_cost* is
+        :attr:`mistake_cost`, the example costs summed over the mistakes.
         """
+        if name == "example_cost":
+            return self.mistake_cost
         alpha_p, c_p = self._weights()
         return metrics.measure(name, self.counts, alpha_p, c_p)
 
@@ -134,6 +142,7 @@ class Result:
             objective=_scalar_at(self.objective, self.grid_shape, index),
             grid_shape=(), counts=take(self.counts), curve=take(self.curve),
             states=jax.tree.map(lambda a: a[index], self.states),
+            mistake_cost=take(self.mistake_cost), scores=take(self.scores),
         )
 
     def best(self, measure: str = "sum") -> Best:

@@ -96,3 +96,15 @@ def check_stream(X, y) -> tuple[np.ndarray | SparseRows, np.ndarray]:
     if len(y) == 0:
         raise ValueError("the stream is empty: X and y have no rows")
     return X, y
+
+
+def check_costs(costs, n: int) -> np.ndarray:
+    """Example costs as a float array of length ``n``, refusing negative, NaN or infinite values."""
+    costs = np.asarray(costs, dtype=np.float64)
+    if costs.shape != (n,):
+        raise ValueError(f"costs must have one value per example, shape ({n},), got {costs.shape}")
+    if not np.all(np.isfinite(costs)):
+        raise ValueError("costs has NaN or infinite values")
+    if np.any(costs < 0):
+        raise ValueError(f"costs must be >= 0, found {costs.min()} at row {int(np.argmin(costs))}")
+    return costs

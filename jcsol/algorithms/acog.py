@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..linalg import add_scaled_product, add_scaled_square, densify, dot, weighted_squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
 
@@ -62,6 +63,10 @@ class ACOG(Learner):
     def name(self) -> str:
         return f"ACOG-{self.loss}" + ("-diag" if self.diagonal else "")
 
+    @property
+    def sparse_steps(self) -> bool:  # the diagonal version touches only a row's non-zeros
+        return self.diagonal
+
     def too_large_hint(self) -> str:
         return "use diagonal=True (ACOG-diag, O(d) memory per run) or fewer runs"
 
@@ -71,15 +76,15 @@ class ACOG(Learner):
 
     def step(self, state: ACOGState, ex: Example) -> tuple[ACOGState, StepInfo]:
         mu, sigma, x, y = state.mu, state.sigma, ex.x, ex.y
-        f = mu @ x
+        f = dot(mu, x)
         loss, c = cost_sensitive_loss(self.loss, y * f, ex.rho)
-        update = (loss > 0).astype(x.dtype)
+        update = (loss > 0).astype(mu.dtype)
         if self.diagonal:
-            sx = sigma * x
-            beta = update / (self.gamma + sx @ x)
-            sigma = sigma - beta * sx * sx
-            mu = mu + (update * self.eta * c * y) * sigma * x
+            beta = update / (self.gamma + weighted_squared_norm(sigma, x))
+            sigma = add_scaled_square(sigma, -beta, sigma, x)
+            mu = add_scaled_product(mu, update * self.eta * c * y, sigma, x)
         else:
+            x = densify(x, mu.shape[0])
             sx = sigma @ x
             denom = self.gamma + sx @ x
             sigma = sigma - (update / denom) * jnp.outer(sx, sx)

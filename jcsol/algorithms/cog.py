@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..linalg import add_scaled, dot
 from ..objective import LOSSES, cost_sensitive_loss
 
 
@@ -38,6 +39,8 @@ class COG(Learner):
     eta: Any = hyperparameter(1e-2)
     loss: str = choice("I", *LOSSES)
 
+    sparse_steps = True
+
     @property
     def name(self) -> str:
         return f"COG-{self.loss}"
@@ -46,7 +49,7 @@ class COG(Learner):
         return COGState(w=jnp.zeros(d, dtype))
 
     def step(self, state: COGState, ex: Example) -> tuple[COGState, StepInfo]:
-        f = state.w @ ex.x
+        f = dot(state.w, ex.x)
         loss, c = cost_sensitive_loss(self.loss, ex.y * f, ex.rho)
         step = jnp.where(loss > 0, self.eta * c * ex.y, 0.0)
-        return COGState(w=state.w + step * ex.x), StepInfo(score=f, loss=loss)
+        return COGState(w=add_scaled(state.w, step, ex.x)), StepInfo(score=f, loss=loss)
