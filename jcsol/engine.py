@@ -136,7 +136,8 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     n_chunks = -(-length // chunk)
     rounds = _pad_rounds(idx, n_curve, n_chunks * chunk)
 
-    n_devices = len(jax.local_devices())
+    devices = _devices_for(n_perm)
+    n_devices = len(devices)
     keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), rounds.idx, n_pos, n_neg),
                                                    n_devices)
     chunks = (_ResidentChunks if store is None else _StoredChunks)(
@@ -151,7 +152,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, advance_fn, carry_shape, time_compile = _compiled(
-        (*shared, pending[0], *n_runs), keys, pending[1], n_curve=n_curve, d=d, dtype=dtype)
+        (*shared, pending[0], *n_runs), keys, pending[1], n_curve=n_curve, d=d, dtype=dtype, devices=devices)
     if restored is None:
         carry = init_fn(flat_learner, keys)
     else:
@@ -370,14 +371,18 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int)
     return digest.hexdigest()
 
 
-def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype):
+def _devices_for(n_perm: int) -> tuple:
+    """The local devices a run's permutations are split over: all of them, but no more than permutations."""
+    return tuple(jax.local_devices()[:max(1, min(n_perm, len(jax.local_devices())))])
+
+
+def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype, devices: tuple):
     """``(init, advance, carry shapes, compile seconds)`` for these shapes, compiled once and cached.
 
     With several local devices the permutation axis is split across them (``shard_map`` over a one-axis
     mesh named ``"runs"``); the data and the grid are replicated, as every run reads the whole stream.
     """
     leaves, treedef = jax.tree.flatten((shared, keys, idx_chunk))
-    devices = tuple(jax.local_devices())
     signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, np.dtype(dtype), devices)
     if signature in _COMPILED:
         return (*_COMPILED[signature], 0.0)
