@@ -9,9 +9,10 @@ split over the local devices. Rows are gathered by index at each round (``X[idx[
 
 The scan is driven from Python in chunks of rounds, the carry (learner states, counts, curves) passed from
 one chunk to the next. One mechanism gives progress reports, checkpoints that resume a killed run exactly,
-and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs). The
-last chunk is padded with rounds that leave the carry untouched, so every chunk runs the same compiled code
-and the result does not depend on the chunk size, bit for bit.
+and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs). Every
+chunk scans the same compiled step (a shorter last chunk gets its own scan of it), so the result does not
+depend on the chunk size, bit for bit. No round is ever masked: a masked round would cost a copy of every
+run's state, which for sparse rows is O(d) where the step itself is O(nnz).
 """
 
 from __future__ import annotations
@@ -134,11 +135,11 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     n_chunks = -(-length // chunk)
-    rounds = _pad_rounds(idx, n_curve, n_chunks * chunk)
+    slots, curve_t = _curve_slots(length, n_curve)
 
     devices = _devices_for(n_perm)
     n_devices = len(devices)
-    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), rounds.idx, n_pos, n_neg),
+    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), idx, n_pos, n_neg),
                                                    n_devices)
     chunks = (_ResidentChunks if store is None else _StoredChunks)(
         store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype)
@@ -151,8 +152,8 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     first = 0 if restored is None else restored[0]
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
-    init_fn, advance_fn, carry_shape, time_compile = _compiled(
-        (*shared, pending[0], *n_runs), keys, pending[1], n_curve=n_curve, d=d, dtype=dtype, devices=devices)
+    init_fn, carry_shape, time_compile = _compiled_init(shared[0], keys, n_curve=n_curve, d=d, dtype=dtype,
+                                                        devices=devices)
     if restored is None:
         carry = init_fn(flat_learner, keys)
     else:
@@ -162,9 +163,11 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
         data, order = pending if k == first else chunks.get(k)
+        args = (*shared, data, *n_runs, order, slots[window])
+        advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices)
+        time_compile += seconds
         start = time.perf_counter()
-        carry, chunk_scores = jax.block_until_ready(
-            advance_fn(carry, *shared, data, *n_runs, order, rounds.slots[window], rounds.valid[window]))
+        carry, chunk_scores = jax.block_until_ready(advance_fn(carry, *args))
         time_run += time.perf_counter() - start
         if record_scores:
             scores.append(np.asarray(chunk_scores)[:n_perm])
@@ -185,7 +188,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     return Result(
         learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
         counts=np.asarray(final.counts), curve=np.asarray(final.curve) if n_curve else None,
-        curve_t=rounds.curve_t if n_curve else None, states=final.state,
+        curve_t=curve_t if n_curve else None, states=final.state,
         mistake_cost=np.asarray(final.mistake_cost), scores=scores if record_scores else None,
         time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
@@ -268,25 +271,10 @@ def _check_memory(learner: Learner, d: int, n_runs: int, dtype) -> None:
         )
 
 
-class _Rounds(NamedTuple):
-    idx: np.ndarray    # (P, n_chunks·chunk) row orders, padded with row 0
-    slots: np.ndarray  # (n_chunks·chunk,) curve point each round writes to
-    valid: np.ndarray  # (n_chunks·chunk,) False on the padding rounds of the last chunk
-    curve_t: np.ndarray
-
-
-def _pad_rounds(idx: np.ndarray, n_curve: int, total: int) -> _Rounds:
-    """Per-round inputs shared by all runs, padded to a whole number of chunks."""
-    length = idx.shape[1]
+def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each round, the curve point it writes its counts to; and each point's round (1-based)."""
     slots = (np.arange(length) * n_curve // length).astype(np.int32) if n_curve else np.zeros(length, np.int32)
-    curve_t = np.searchsorted(slots, np.arange(n_curve), side="right").astype(np.int64)
-    pad = total - length
-    return _Rounds(
-        idx=np.pad(idx, ((0, 0), (0, pad))),
-        slots=np.pad(slots, (0, pad)),
-        valid=np.arange(total) < length,
-        curve_t=curve_t,
-    )
+    return slots, np.searchsorted(slots, np.arange(n_curve), side="right").astype(np.int64)
 
 
 class _ResidentChunks:
@@ -307,13 +295,14 @@ class _StoredChunks:
     def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype):
         self.store, self.idx, self.chunk, self.dtype = store, idx, chunk, dtype
         self.y, self.costs = y.astype(dtype), None if costs is None else costs.astype(dtype)
-        self.local = jnp.arange(idx.shape[0] * chunk, dtype=jnp.int32).reshape(idx.shape[0], chunk)
 
     def get(self, k: int):
-        rows = self.idx[:, k * self.chunk:(k + 1) * self.chunk].ravel()
+        window = self.idx[:, k * self.chunk:(k + 1) * self.chunk]
+        rows = window.ravel()
         indices, values = self.store.take(rows)
         costs = None if self.costs is None else self.costs[rows]
-        return ((indices, values.astype(self.dtype)), self.y[rows], costs), self.local
+        local = np.arange(rows.size, dtype=np.int32).reshape(window.shape)
+        return ((indices, values.astype(self.dtype)), self.y[rows], costs), local
 
 
 def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
@@ -376,34 +365,44 @@ def _devices_for(n_perm: int) -> tuple:
     return tuple(jax.local_devices()[:max(1, min(n_perm, len(jax.local_devices())))])
 
 
-def _compiled(shared, keys, idx_chunk, *, n_curve: int, d: int, dtype, devices: tuple):
-    """``(init, advance, carry shapes, compile seconds)`` for these shapes, compiled once and cached.
+def _signature(tree, *static) -> tuple:
+    leaves, treedef = jax.tree.flatten(tree)
+    return (treedef, tuple(jax.typeof(leaf) for leaf in leaves), *static)
 
-    With several local devices the permutation axis is split across them (``shard_map`` over a one-axis
-    mesh named ``"runs"``); the data and the grid are replicated, as every run reads the whole stream.
-    """
-    leaves, treedef = jax.tree.flatten((shared, keys, idx_chunk))
-    signature = (treedef, tuple(jax.typeof(leaf) for leaf in leaves), n_curve, d, np.dtype(dtype), devices)
+
+def _sharded(fn, devices: tuple, in_specs: tuple):
+    """``fn`` with its permutation axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``);
+    the data and the grid are replicated, as every run reads the whole stream."""
+    if len(devices) == 1:
+        return fn
+    mesh = Mesh(np.array(devices), ("runs",))
+    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec("runs"), check_vma=False)
+
+
+def _compiled_init(learner, keys, *, n_curve: int, d: int, dtype, devices: tuple):
+    """``(init, carry shapes, compile seconds)``, compiled once per signature and cached."""
+    signature = _signature((learner, keys), "init", n_curve, d, np.dtype(dtype), devices)
     if signature in _COMPILED:
         return (*_COMPILED[signature], 0.0)
     start = time.perf_counter()
-    init = functools.partial(_init_impl, n_curve=n_curve, d=d, dtype=dtype)
-    advance = functools.partial(_advance_impl, d=d)
-    if len(devices) > 1:
-        mesh = Mesh(np.array(devices), ("runs",))
-        split, whole = PartitionSpec("runs"), PartitionSpec()
-        init = jax.shard_map(init, mesh=mesh, in_specs=(whole, split), out_specs=split, check_vma=False)
-        advance = jax.shard_map(advance, mesh=mesh, in_specs=(split,) + (whole,) * 3 + (split,) * 3 + (whole,) * 2,
-                                out_specs=split, check_vma=False)
-    learner = shared[0]
-    init_c = jax.jit(init).lower(learner, keys).compile()
-    carry_shape = jax.eval_shape(jax.jit(init), learner, keys)
-    n = idx_chunk.shape[1]
-    advance_c = jax.jit(advance, donate_argnums=0).lower(
-        carry_shape, *shared, idx_chunk, jax.ShapeDtypeStruct((n,), jnp.int32),
-        jax.ShapeDtypeStruct((n,), jnp.bool_)).compile()
-    _COMPILED[signature] = (init_c, advance_c, carry_shape)
-    return init_c, advance_c, carry_shape, time.perf_counter() - start
+    split, whole = PartitionSpec("runs"), PartitionSpec()
+    init = jax.jit(_sharded(functools.partial(_init_impl, n_curve=n_curve, d=d, dtype=dtype), devices,
+                            (whole, split)))
+    _COMPILED[signature] = (init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys))
+    return (*_COMPILED[signature], time.perf_counter() - start)
+
+
+def _compiled_advance(carry_shape, args, *, d: int, devices: tuple):
+    """``(advance, compile seconds)`` for a chunk of these shapes, compiled once per signature and cached."""
+    signature = _signature((carry_shape, args), "advance", d, devices)
+    if signature in _COMPILED:
+        return _COMPILED[signature], 0.0
+    start = time.perf_counter()
+    split, whole = PartitionSpec("runs"), PartitionSpec()
+    advance = _sharded(functools.partial(_advance_impl, d=d), devices,
+                       (split,) + (whole,) * 3 + (split,) * 3 + (whole,))
+    _COMPILED[signature] = jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
+    return _COMPILED[signature], time.perf_counter() - start
 
 
 def _row(rows, i, d: int, sparse_steps: bool):
@@ -437,8 +436,8 @@ def _init_impl(learner, keys, *, n_curve, d, dtype):
     return jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0))(learner, keys)
 
 
-def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, valid, *, d):
-    """Scans one chunk of rounds for every run; padding rounds (``valid`` False) leave the carry as it is.
+def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d):
+    """Scans one chunk of rounds for every run.
 
     ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``.
     Returns the new carry and every round's pre-update score.
@@ -464,15 +463,7 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, val
             curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
             return _Carry(state, counts, curve, carry.mistake_cost + jnp.where(wrong, cost, 0)), info.score
 
-        def skip(carry, i, slot):
-            return carry, jnp.zeros((), dtype)
-
-        def body(carry, inputs):
-            i, slot, ok = inputs
-            # ``ok`` is the same for every run, so under vmap this stays a branch, not a select.
-            return jax.lax.cond(ok, round_, skip, carry, i, slot)
-
-        return jax.lax.scan(body, carry, (order, slots, valid))
+        return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
 
     over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
     over_perms = jax.vmap(over_grid, in_axes=(0, None, None, 0, 0, 0))
