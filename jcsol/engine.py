@@ -152,8 +152,8 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     first = 0 if restored is None else restored[0]
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
-    init_fn, carry_shape, time_compile = _compiled_init(shared[0], keys, n_curve=n_curve, d=d, dtype=dtype,
-                                                        devices=devices)
+    init_fn, carry_shape, time_compile = _compiled_init(shared[0], keys, n_grid=math.prod(grid_shape),
+                                                        n_curve=n_curve, d=d, dtype=dtype, devices=devices)
     if restored is None:
         carry = init_fn(flat_learner, keys)
     else:
@@ -379,14 +379,14 @@ def _sharded(fn, devices: tuple, in_specs: tuple):
     return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec("runs"), check_vma=False)
 
 
-def _compiled_init(learner, keys, *, n_curve: int, d: int, dtype, devices: tuple):
+def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached."""
-    signature = _signature((learner, keys), "init", n_curve, d, np.dtype(dtype), devices)
+    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices)
     if signature in _COMPILED:
         return (*_COMPILED[signature], 0.0)
     start = time.perf_counter()
     split, whole = PartitionSpec("runs"), PartitionSpec()
-    init = jax.jit(_sharded(functools.partial(_init_impl, n_curve=n_curve, d=d, dtype=dtype), devices,
+    init = jax.jit(_sharded(functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices,
                             (whole, split)))
     _COMPILED[signature] = (init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys))
     return (*_COMPILED[signature], time.perf_counter() - start)
@@ -425,7 +425,7 @@ class _Carry(NamedTuple):
     mistake_cost: jax.Array  # (): the example costs c_t summed over the rounds predicted wrongly
 
 
-def _init_impl(learner, keys, *, n_curve, d, dtype):
+def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype):
     global _TRACES
     _TRACES += 1
 
@@ -433,7 +433,9 @@ def _init_impl(learner, keys, *, n_curve, d, dtype):
         return _Carry(learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32),
                       jnp.zeros((), dtype))
 
-    return jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0))(learner, keys)
+    # axis_size: a learner without float hyperparameters has no leaf to map over
+    over_grid = jax.vmap(one, in_axes=(0, None), axis_size=n_grid)
+    return jax.vmap(over_grid, in_axes=(None, 0))(learner, keys)
 
 
 def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d):

@@ -40,3 +40,15 @@ def first_hyperparameter(learner):
         return None
     name = next(iter(hp))
     return name, float(np.asarray(hp[name]))
+
+
+def grid_values(learner, name: str, default: float) -> np.ndarray:
+    """Three valid values of a hyperparameter around its default (some live in an interval, like CW's η)."""
+    for factors in ((0.8, 1.0, 1.1), (0.8, 0.9, 1.0)):
+        values = default * np.array(factors)
+        try:
+            learner.replace(**{name: values})
+            return values
+        except ValueError:
+            continue
+    raise AssertionError(f"no valid grid around {name}={default}")

@@ -9,7 +9,7 @@ import jcsol
 from jcsol import engine
 from jcsol.base import Example
 
-from conftest import first_hyperparameter
+from conftest import first_hyperparameter, grid_values
 
 
 def _predictions(res):
@@ -61,7 +61,7 @@ def test_grid_equals_loop_over_grid(variant, small):
     if hp is None:
         pytest.skip(f"{variant} has no float hyperparameter")
     name, default = hp
-    values = default * np.array([0.1, 1.0, 10.0])
+    values = grid_values(learner, name, default)
     grid_res = jcsol.run(learner.replace(**{name: values}), X, y, perms=3, key=5)
     assert grid_res.counts.shape == (3, 3, 4)
     for k, v in enumerate(values):
@@ -77,7 +77,7 @@ def test_no_retracing_on_second_call(variant, small):
     jcsol.run(learner, X, y, perms=2)
     traces = engine.trace_count()
     hp = first_hyperparameter(learner)
-    again = learner.replace(**{hp[0]: hp[1] * 2}) if hp else learner
+    again = learner.replace(**{hp[0]: grid_values(learner, *hp)[0]}) if hp else learner
     res = jcsol.run(again, X, y, perms=2, key=9)
     assert engine.trace_count() == traces
     assert res.time_compile == 0.0
