@@ -20,16 +20,24 @@ import jcsol
 
 jcsol.use_cpu_cores()  # before any JAX computation: one CPU device per core
 
+from typing import Any  # noqa: E402
+
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jcsol.algorithms.pa import PAState  # noqa: E402
+from jcsol.base import Learner, StepInfo, hyperparameter, pytree_dataclass  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
-# 003 (Zhao, Zhang, Wu, Hoi, Tan, Huang, Adaptive Cost-Sensitive Online Classification), Table II, "sum" (%).
+# 003 (Zhao, Zhang, Wu, Hoi, Tan, Huang, Adaptive Cost-Sensitive Online Classification), Table II, "sum" task:
+# (sum, sensitivity, specificity) in %, means over 20 permutations.
 PAPER = {
-    "a9a": {"Perceptron": 71.343, "ROMMA": 70.904, "PA-I": 71.274, "PAUM": 78.255, "CPA-PB": 72.678,
-            "AROW": 75.854},
-    "german": {"Perceptron": 53.760, "ROMMA": 57.625, "PA-I": 53.043, "PAUM": 54.145, "CPA-PB": 53.185,
-               "AROW": 59.948},
+    "a9a": {"Perceptron": (71.343, 56.406, 86.280), "ROMMA": (70.904, 57.918, 83.889),
+            "PA-I": (71.274, 56.310, 86.237), "PAUM": (78.255, 70.868, 85.643),
+            "CPA-PB": (72.678, 62.818, 82.537), "AROW": (75.854, 58.858, 92.849)},
+    "german": {"Perceptron": (53.760, 35.133, 72.386), "ROMMA": (57.625, 43.550, 71.700),
+               "PA-I": (53.043, 34.000, 72.086), "PAUM": (54.145, 26.483, 81.807),
+               "CPA-PB": (53.185, 37.883, 68.486), "AROW": (59.948, 26.367, 93.529)},
 }
 # rows: (label, paper key, learner, targets as (dataset, tolerance in points))
 ROWS = [
@@ -41,6 +49,38 @@ ROWS = [
     ("CPA-PB (C=10)", "CPA-PB", lambda: jcsol.CPAPB(C=10.0), {}),
     ("CPA-PB (C selected)", "CPA-PB", lambda: jcsol.CPAPB(C=jcsol.decades()), {}),
     ("AROW (r=1)", "AROW", lambda: jcsol.AROW(r=1.0), {"a9a": 1.5}),
+]
+
+
+
+
+@pytree_dataclass
+class CPAMarginDiagnostic(Learner):
+    """Diagnostic only (not a jcsol learner): CPA-PB's step, ``τ = min(C, ℓ/‖x‖²)`` with ``ℓ = √ρ_t − y f``, taken
+    whenever ``ℓ > 0`` (the cost-sensitive *max-loss* rule of Crammer et al. 2006 §7 in the binary case) instead
+    of only on mistakes (the prediction-based rule of SPEC §5 that :class:`jcsol.CPAPB` implements)."""
+
+    C: Any = hyperparameter(10.0)
+
+    @property
+    def name(self) -> str:
+        return "CPA-ML"
+
+    def init(self, d, key, dtype=jnp.float32):
+        return PAState(w=jnp.zeros(d, dtype))
+
+    def step(self, state, ex):
+        f = state.w @ ex.x
+        loss = jnp.maximum(0.0, jnp.sqrt(ex.rho) - ex.y * f)
+        sq = ex.x @ ex.x
+        tau = jnp.where(sq > 0, jnp.minimum(self.C, loss / jnp.where(sq > 0, sq, 1.0)), 0.0)
+        return PAState(w=state.w + tau * ex.y * ex.x), StepInfo(score=f, loss=loss)
+
+
+# Rows that explain the deviations of the main table (see the summary printed at the end).
+DIAGNOSTICS = [
+    ("AROW (r=0.1)", "AROW", lambda: jcsol.AROW(r=0.1)),
+    ("CPA max-loss (C=10)", "CPA-PB", lambda: CPAMarginDiagnostic(C=10.0)),
 ]
 
 
@@ -65,14 +105,17 @@ def main() -> None:
     for dataset, (X, y) in sets.items():
         print(f"\n{dataset}: {X.shape[0]} × {X.shape[1]}, {int((y > 0).sum())} positives, "
               f"ρ = {(y < 0).sum() / (y > 0).sum():.4f}")
-        print(f"  {'learner':<22}{'paper':>8}{'jcsol':>18}{'diff':>8}  {'setting':<14}{'time':>7}")
-        for label, key, make, targets in ROWS:
+        print(f"  {'learner':<28}{'paper sum (sens/spec)':<24}{'jcsol sum ± std (sens/spec)':<32}{'diff':>6}  "
+              f"{'setting':<9}{'time':>6}")
+        rows = [(label, key, make, targets) for label, key, make, targets in ROWS]
+        rows += [(f"[diag] {label}", key, make, {}) for label, key, make in DIAGNOSTICS]
+        for label, key, make, targets in rows:
             start = time.perf_counter()
             res = jcsol.run(make(), X, y, perms=args.perms, key=0)
             best = res.best("sum")
             sums = 100 * best.result.sum
             mean, std = float(sums.mean()), float(sums.std())
-            paper = PAPER[dataset][key]
+            paper, paper_sens, paper_spec = PAPER[dataset][key]
             diff = mean - paper
             setting = ", ".join(f"{k}={v:g}" for k, v in best.params.items() if k != "alpha_p") or "-"
             results[(dataset, label)] = mean
@@ -82,8 +125,10 @@ def main() -> None:
                 verdict = f"  target ±{targets[dataset]:g}: {'ok' if ok else 'MISSED'}"
                 if not ok:
                     failures.append(f"{label} on {dataset}: {diff:+.2f}")
-            print(f"  {label:<22}{paper:>8.3f}{mean:>11.3f} ± {std:<5.3f}{diff:>+8.2f}  {setting:<14}"
-                  f"{time.perf_counter() - start:>6.1f}s{verdict}")
+            sens, spec = 100 * best.result.sensitivity.mean(), 100 * best.result.specificity.mean()
+            print(f"  {label:<28}{paper:7.3f} ({paper_sens:5.2f}/{paper_spec:5.2f})   {mean:7.3f} ± {std:5.3f} "
+                  f"({sens:5.2f}/{spec:5.2f})  {diff:>+6.2f}  {setting:<9}{time.perf_counter() - start:>5.1f}s"
+                  f"{verdict}")
     gaps = {other: results[("a9a", "PAUM")] - results[("a9a", other)] for other in ("Perceptron", "PA-I (C=10)")}
     print()
     for other, gap in gaps.items():
@@ -92,6 +137,20 @@ def main() -> None:
         if not ok:
             failures.append(f"PAUM − {other} on a9a: {gap:+.2f}")
     print("\nall targets met" if not failures else "\ntargets missed: " + "; ".join(failures))
+    print(NOTES)
+
+
+NOTES = """
+Notes on the rows that differ from the paper by more than ~1.5 points (compare with the [diag] rows):
+* PA-I (C selected): selecting C by sum finds a smaller C (a better sum) than the paper's row, which matches
+  C >= 10 (the setting of 001, C = 10; on L2-normalised rows every C >= ~10 gives the same run). 003's text says
+  C was selected from {1e-5, ..., 1e5}; its numbers are those of C = 10.
+* AROW on german: the paper's row (sum, sensitivity and specificity) is reproduced by r = 0.1, not by the r = 1
+  the text states; r = 0.1 also matches the paper on a9a (r = 1 is within the target there too).
+* CPA-PB on a9a: SPEC's prediction-based rule (update on mistakes) falls short of the paper in sensitivity; the
+  paper's row is reproduced by the max-loss rule (update whenever sqrt(rho_t) - y f > 0, C = 10), i.e. the code
+  behind the paper's CPA-PB updates on cost-sensitive margin violations, not only on mistakes.
+"""
 
 
 if __name__ == "__main__":

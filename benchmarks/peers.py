@@ -32,6 +32,7 @@ import jcsol
 jcsol.use_cpu_cores()  # first thing: one CPU device per core, before any JAX computation
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -338,6 +339,10 @@ def peer_rows(s: Stream, preds: dict[str, np.ndarray], repeats: int, slow_rows: 
     return rows, notes
 
 
+def secs(x: float) -> str:
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
+
+
 def report(title: str, s: Stream, rows: list[Row], notes: list[str]) -> bool:
     ref = {r.ref: r for r in rows if r.peer.startswith("jcsol")}
     L = s.length
@@ -363,8 +368,8 @@ def report(title: str, s: Stream, rows: list[Row], notes: list[str]) -> bool:
         flag = "" if r.bal_acc > SANE else "  <-- NOT SANE"
         sane &= r.bal_acc > SANE
         mark = "*" if r.extrapolated else " "
-        print(f"{r.peer:<20} {r.rows:>8,} | {r.seconds:>8.3f} {r.rate():>10,.0f} {one:>11} {versus:>10} | "
-              f"{r.protocol_s:>8.2f}{mark} {r.protocol_rate(L):>10,.0f} {proto:>11} | "
+        print(f"{r.peer:<20} {r.rows:>8,} | {secs(r.seconds):>8} {r.rate():>10,.0f} {one:>11} {versus:>10} | "
+              f"{secs(r.protocol_s):>8}{mark} {r.protocol_rate(L):>10,.0f} {proto:>11} | "
               f"{r.bal_acc:>7.4f} {agree:>6}{flag}")
     print("* extrapolated: 220 × the time of one run, one process (one core)")
     print("jcsol/peer: examples per second of the jcsol row named under 'vs jcsol' over the peer's")
@@ -399,7 +404,7 @@ def main() -> None:
     print(f"jcsol {jcsol.__version__} on {len(jax.devices())} {jax.devices()[0].platform.upper()} device(s); "
           f"Python {platform.python_version()}; {', '.join(versions)}")
     print(f"timings: best of {args.repeats}, all in this process; jcsol float32, peers float64 "
-          "(VW: float32 weights)")
+          f"(VW: float32 weights); {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     sane = True
     for name in args.datasets:
@@ -413,6 +418,7 @@ def main() -> None:
         s = Stream(name, X, y, order, rho=float((y < 0).sum() / (y > 0).sum()))  # peers: jcsol's one-run order
         more, peer_notes = peer_rows(s, preds, args.repeats, args.slow_rows, args.weights == "rho")
         sane &= report(title, s, rows + more, notes + peer_notes)
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end (over 1 minute; 2 means both cores busy)")
     if not sane:
         raise SystemExit("a configuration's balanced accuracy is not above 0.6: its timing compares nothing")
 

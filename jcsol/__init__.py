@@ -8,6 +8,11 @@
 
 from . import datasets, metrics
 from .algorithms.optax_learner import OptaxCOG
+from .algorithms.cw_cvar import CWCVaR, CWCosts, CWNoBuffer, CWRobust
+from .algorithms.sacog import SACOG, SparseSACOG
+from .algorithms.koil import KOIL, KOILMKL
+from .algorithms.auc_baselines import OAM, OPAUC
+from .algorithms.budget_kernel import NORMA, RBP, Forgetron, Projectron
 from .algorithms import (ACOG, AROMMA, AROW, COG, CPAPB, CW, OGD, PA, PA1, PA2, PAUM, ROMMA, SCW, SCW2, VARIANTS,
                          Perceptron, by_name)
 from .base import Example, Learner, StepInfo
@@ -18,16 +23,24 @@ from .objective import Cost, Sum
 from .report import table
 from .result import Best, Result
 from .stream import SparseRows
+from . import protocols
+from . import plots
+from . import auc
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ACOG", "COG", "VARIANTS", "by_name",
     "OptaxCOG",
+    "SACOG", "SparseSACOG",
+    "KOIL", "KOILMKL", "OAM", "OPAUC", "NORMA", "RBP", "Forgetron", "Projectron", "auc",
     "Perceptron", "ROMMA", "AROMMA", "PA", "PA1", "PA2", "PAUM", "CPAPB", "AROW", "CW", "SCW", "SCW2", "OGD",
     "Example", "Learner", "StepInfo",
     "run", "ChunkDone", "Result", "Best", "table",
     "Sum", "Cost",
     "grid", "decades",
     "SparseRows", "datasets", "metrics", "use_cpu_cores",
+    "protocols",
+    "plots",
+    "CWCVaR", "CWNoBuffer", "CWCosts", "CWRobust",
 ]

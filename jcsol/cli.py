@@ -1,19 +1,45 @@
 """The ``jcsol`` command.
 
 ``jcsol run`` runs learners over permutations of a dataset, selects each learner's hyperparameters from a grid
-by the objective's measure (the papers' protocol), and prints the table::
+by the objective's measure (the papers' protocol), prints the table, and can write the runs as CSV or JSON and
+the online curves of the selected runs as PNG + SVG::
 
-    jcsol run --data german --learner COG-I ACOG-I --perms 20 --objective sum --grid eta=1e-5:1e5
+    jcsol run --data german --learner COG-I ACOG-I --perms 20 --objective sum --grid eta=1e-5:1e5 \\
+        --csv runs.csv --json runs.json --plot curves
+
+``jcsol reproduce TABLE`` runs one of the papers' tables on the data it finds and prints the paper's value
+beside jcsol's::
+
+    jcsol reproduce 003-table2 --data-dir ../shared/data --datasets german
+
+Errors (bad options, missing data, unwritable outputs) are one line ``jcsol: error: ...`` and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
 DEFAULT_LEARNERS = ["COG-I", "COG-II", "ACOG-I", "ACOG-II"]
+DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
+MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost")
+
+
+class UsageError(Exception):
+    """A problem with the command line, reported as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors as one line ``jcsol: error: ...`` (exit 2) instead of usage + message."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's signature
+        print(f"jcsol: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
 
 
 def parse_grid(spec: str) -> tuple[str, np.ndarray]:
@@ -32,16 +58,28 @@ def parse_grid(spec: str) -> tuple[str, np.ndarray]:
         raise ValueError(f"--grid {spec!r}: {err}") from None
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jcsol", description="Cost-sensitive online classification on JAX.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    from .protocols import TABLES
+
+    parser = _Parser(prog="jcsol", description="Cost-sensitive online classification on JAX.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run learners over permutations of a dataset and print the table")
     run.add_argument("--data", default="german", help="a shipped dataset name or a LIBSVM file (default: german)")
     run.add_argument("--positive", type=float, nargs="*", help="label(s) of the +1 class for multiclass data")
     run.add_argument("--no-normalize", action="store_true", help="keep rows as they are (default: L2-normalise)")
     run.add_argument("--learner", nargs="+", default=DEFAULT_LEARNERS, metavar="NAME",
                      help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)})")
-    run.add_argument("--perms", type=int, default=20, help="random permutations (default: 20)")
+    run.add_argument("--perms", type=_positive_int, default=20, help="random permutations (default: 20)")
     run.add_argument("--objective", choices=["sum", "cost"], default="sum")
     run.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity for sum (default 0.5)")
     run.add_argument("--c-p", type=float, default=0.9, help="cost of a false negative for cost (default 0.9)")
@@ -49,42 +87,192 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--grid", action="append", metavar="NAME=LO:HI",
                      help="hyperparameter grid, repeatable (default: eta=1e-5:1e5)")
     run.add_argument("--all", action="store_true", help="print every grid point, not only the selected one")
+    run.add_argument("--rerun", action="store_true",
+                     help="re-run the selected values on fresh permutations (key + 1) and report those")
     run.add_argument("--key", type=int, default=0, help="random seed (default 0)")
-    run.add_argument("--format", choices=["text", "markdown"], default="text")
+    run.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
+    run.add_argument("--csv", metavar="PATH", help="write one record per run (counts and measures) as CSV")
+    run.add_argument("--json", metavar="PATH", help="write the summary and one record per run as JSON")
+    run.add_argument("--plot", metavar="PATH_STEM",
+                     help="write the online curves of the selected runs to PATH_STEM.png and PATH_STEM.svg")
+    run.add_argument("--curve-points", type=_positive_int, default=200,
+                     help="points of the online curves for --plot (default 200)")
+
+    rep = commands.add_parser("reproduce", help="run a paper table on the data found; paper beside jcsol")
+    rep.add_argument("table", choices=list(TABLES), help="the paper table")
+    rep.add_argument("--data-dir", metavar="DIR",
+                     help=f"folder of the LIBSVM files (default: {DEFAULT_DATA_DIR} when it exists)")
+    rep.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets of the table")
+    rep.add_argument("--learners", nargs="+", metavar="NAME", help="only these learners of the table")
+    rep.add_argument("--columns", nargs="+", choices=["sum", "cost"], help="only these measures of the table")
+    rep.add_argument("--perms", type=_positive_int, default=20, help="random permutations (default: 20)")
+    rep.add_argument("--folds", type=_positive_int, default=5, help="folds for 003-table3 (default: 5)")
+    rep.add_argument("--max-rows", type=_positive_int, help="subsample every dataset to this many rows (quick look)")
+    rep.add_argument("--no-rerun", action="store_true",
+                     help="report the selection runs themselves (the papers' way), not a re-run on fresh permutations")
+    rep.add_argument("--key", type=int, default=0, help="random seed (default 0)")
+    rep.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
+    rep.add_argument("--csv", metavar="PATH", help="write the comparison rows as CSV")
+    rep.add_argument("--json", metavar="PATH", help="write the comparison rows as JSON")
+    rep.add_argument("-v", "--verbose", action="store_true", help="print each row on stderr as it is done")
     return parser
+
+
+def _check_output(option: str, path: str | None) -> None:
+    """Fails early (before any computation) when an output file's folder does not exist."""
+    if path is None:
+        return
+    parent = Path(path).expanduser().resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {parent} is not writable")
 
 
 def _run(args: argparse.Namespace) -> str:
     import jcsol
+    from . import report
+    from .protocols import select_and_rerun
 
-    jcsol.use_cpu_cores()
-    X, y = jcsol.datasets.load(args.data, positive=args.positive or None, normalize=not args.no_normalize)
-    objective = (jcsol.Sum(alpha_p=args.alpha_p, rho=args.rho) if args.objective == "sum"
-                 else jcsol.Cost(c_p=args.c_p, c_n=1.0 - args.c_p))
+    for option in ("csv", "json", "plot"):
+        _check_output(f"--{option}", getattr(args, option))
+    if args.plot:
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install matplotlib (or jcsol[plot])")
+    if not 0 < args.alpha_p < 1:
+        raise UsageError(f"--alpha-p must be in (0, 1), got {args.alpha_p}")
+    if not 0 < args.c_p < 1:
+        raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
     axes = dict(parse_grid(g) for g in (args.grid or ["eta=1e-5:1e5"]))
-    rows = {}
+    learners = {}
     for name in args.learner:
         learner = jcsol.by_name(name)
         known = learner.hyperparameters()
         usable = {k: v for k, v in axes.items() if k in known}
-        if set(axes) - set(usable) and not usable:
+        if known and set(axes) - set(usable) and not usable:
             raise ValueError(f"{name} has none of the hyperparameters {sorted(axes)}; it has {sorted(known)}")
-        learner = jcsol.grid(learner, **usable) if usable else learner
-        res = jcsol.run(learner, X, y, perms=args.perms, objective=objective, key=args.key)
-        rows[name] = res if args.all else res.best(args.objective).result
+        learners[name] = (learner, usable)
+
+    _use_cores()
+    X, y = jcsol.datasets.load(args.data, positive=args.positive or None, normalize=not args.no_normalize)
+    objective = (jcsol.Sum(alpha_p=args.alpha_p, rho=args.rho) if args.objective == "sum"
+                 else jcsol.Cost(c_p=args.c_p, c_n=1.0 - args.c_p))
+    curve_points = min(args.curve_points, len(y)) if args.plot else 0
+    rows, chosen = {}, {}
+    for name, (learner, usable) in learners.items():
+        if args.all:
+            res = jcsol.run(jcsol.grid(learner, **usable) if usable else learner, X, y, perms=args.perms,
+                            objective=objective, key=args.key, curve_points=curve_points)
+            rows[name], chosen[name] = res, {}
+            continue
+        sel = select_and_rerun(learner, X, y, grid=usable, measure=args.objective, perms=args.perms,
+                               objective=objective, key=args.key, rerun=args.rerun, curve_points=curve_points)
+        rows[name], chosen[name] = sel.result, sel.chosen
     n_pos = int((y > 0).sum())
     head = (f"{args.data}: {len(y)} examples × {X.shape[1]} features, {n_pos} positive (1:{(len(y) - n_pos) / max(n_pos, 1):.2f}); "
             f"{args.perms} permutations; objective {args.objective}"
-            + ("" if args.all else f"; hyperparameters selected by mean {args.objective}"))
-    return head + "\n" + jcsol.table(rows, fmt=args.format)
+            + ("" if args.all else f"; hyperparameters selected by mean {args.objective}")
+            + ("; reported runs re-run on fresh permutations" if args.rerun and not args.all else ""))
+    out = [head, jcsol.table(rows, fmt=args.format)]
+    runs = report.records(rows)
+    if args.csv:
+        report.write_csv(runs, args.csv)
+        out.append(f"wrote {len(runs)} runs to {args.csv}")
+    if args.json:
+        summary = {name: {"chosen": chosen[name],
+                          "mean": {m: float(np.nanmean(res.measure(m))) for m in MEASURES},
+                          "std": {m: float(np.nanstd(res.measure(m), ddof=1)) if res.n_perms > 1 else 0.0
+                                  for m in MEASURES},
+                          "time_per_run": res.time_per_run}
+                   for name, res in rows.items()}
+        report.write_json({"dataset": args.data, "examples": len(y), "features": int(X.shape[1]), "positives": n_pos,
+                           "objective": args.objective, "perms": args.perms, "key": args.key,
+                           "selected": not args.all, "learners": summary, "runs": runs}, args.json)
+        out.append(f"wrote {len(rows)} learners and {len(runs)} runs to {args.json}")
+    if args.plot:
+        if args.all:
+            raise UsageError("--plot draws the selected runs; leave out --all")
+        from . import plots
+
+        fig = plots.online_curves(rows, args.objective,
+                                  title=f"{args.data}: online {args.objective}, mean ± std over {args.perms} permutations")
+        png, svg = plots.save(fig, args.plot)
+        out.append(f"wrote {png} and {svg}")
+    return "\n".join(out)
+
+
+def _use_cores() -> None:
+    """One JAX device per core, unless JAX is already running in this process (then as it is)."""
+    import jcsol
+
+    try:
+        jcsol.use_cpu_cores()
+    except RuntimeError:
+        pass
+
+
+def _data_dir(option: str | None) -> Path:
+    if option is not None:
+        path = Path(option).expanduser()
+        if not path.is_dir():
+            raise UsageError(f"--data-dir {option}: no such directory")
+        return path
+    if DEFAULT_DATA_DIR.is_dir():
+        return DEFAULT_DATA_DIR
+    raise UsageError(f"no data directory: {DEFAULT_DATA_DIR} (the default) does not exist here; "
+                     "pass --data-dir DIR (the folder of the LIBSVM files)")
+
+
+def _reproduce(args: argparse.Namespace) -> str:
+    from . import report
+    from .protocols import TABLES, reproduce_table
+
+    for option in ("csv", "json"):
+        _check_output(f"--{option}", getattr(args, option))
+    data_dir = _data_dir(args.data_dir)
+    spec = TABLES[args.table]
+    for option, given, known in (("--datasets", args.datasets, spec.datasets),
+                                 ("--learners", args.learners, spec.learners),
+                                 ("--columns", args.columns, spec.columns)):
+        unknown = [v for v in (given or []) if v not in known]
+        if unknown:
+            raise UsageError(f"{option}: {args.table} has no {', '.join(unknown)}; it has {', '.join(known)}")
+    _use_cores()
+    log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None
+    rep = reproduce_table(args.table, data_dir, perms=args.perms, key=args.key, datasets=args.datasets,
+                          learners=args.learners, columns=args.columns, max_rows=args.max_rows, folds=args.folds,
+                          rerun=not args.no_rerun, log=log)
+    if not rep.rows:
+        raise UsageError(f"{args.table}: nothing to run in {data_dir} — " + "; ".join(rep.notes))
+    runs = f"{args.folds} folds" if spec.protocol == "cv" else f"{args.perms} permutations"
+    out = [rep.title, f"data: {data_dir}; {runs}; key {args.key}",
+           report.comparison_table(rep.rows, fmt=args.format),
+           "flag '>': |jcsol − paper| > 1.5 points (percentages) or > 5% of the paper's value (costs)"]
+    out += [f"note: {n}" for n in rep.notes]
+    out.append(f"time: {rep.seconds:.1f} s")
+    records = [{**{k: v for k, v in vars(r).items()}, "diff": r.diff, "flagged": r.flagged()} for r in rep.rows]
+    if args.csv:
+        report.write_csv(records, args.csv)
+        out.append(f"wrote {len(records)} rows to {args.csv}")
+    if args.json:
+        report.write_json({"table": rep.table, "title": rep.title, "data_dir": str(data_dir), "perms": args.perms,
+                           "key": args.key, "rows": records, "notes": rep.notes, "seconds": rep.seconds}, args.json)
+        out.append(f"wrote {len(records)} rows to {args.json}")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        print(_run(args))
-    except (ValueError, TypeError, FileNotFoundError, MemoryError, OSError) as err:
-        print(f"jcsol: error: {err}", file=sys.stderr)
+        print(_reproduce(args) if args.command == "reproduce" else _run(args))
+    except KeyboardInterrupt:
+        print("jcsol: interrupted", file=sys.stderr)
+        return 130
+    except (UsageError, ValueError, TypeError, FileNotFoundError, MemoryError, OSError, ImportError) as err:
+        print(f"jcsol: error: {err}".replace("\n", " "), file=sys.stderr)
+        return 2
+    except Exception as err:  # never a traceback: say what failed in one line
+        print(f"jcsol: error: {type(err).__name__}: {err}".replace("\n", " "), file=sys.stderr)
         return 2
     return 0
 

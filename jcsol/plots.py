@@ -128,44 +128,53 @@ def sensitivity_plot(results: Mapping[str, Any] | Any, axis: str = "eta", *, at:
     :class:`jcsol.protocols.Sensitivity` outcomes by label; the other axes are fixed as
     :meth:`~jcsol.protocols.Sensitivity.curve` says (γ = 1 for η; the best η for γ)."""
     fig, ax = _figure(ax)
+    curves = {label: (sens, *sens.curve(axis, at)) for label, sens in _mapping(results).items()}
+    fixed_texts = {label: ", ".join(f"{k}={v:g}" for k, v in c[4].items()) for label, c in curves.items()}
+    shared = len(set(fixed_texts.values())) == 1
     measure = None
-    fixed_texts = []
-    for label, sens in _mapping(results).items():
-        values, mean, std, fixed = sens.curve(axis, at)
+    for label, (sens, values, mean, std, _) in curves.items():
         scale = _scale(sens.measure)
-        (line,) = ax.plot(values, scale * mean, marker="o", ms=4, label=label)
+        shown = label if shared or not fixed_texts[label] else f"{label} ({fixed_texts[label]})"
+        (line,) = ax.plot(values, scale * mean, marker="o", ms=4, label=shown)
         ax.fill_between(values, scale * (mean - std), scale * (mean + std), color=line.get_color(), alpha=0.2, lw=0)
         measure = sens.measure
-        fixed_texts.append(", ".join(f"{k}={v:g}" for k, v in fixed.items()))
     ax.set_xscale("log")
     ax.set_xlabel(AXIS_LABEL.get(axis, axis))
     ax.set_ylabel(FINAL[measure])
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    if len(set(fixed_texts)) == 1 and fixed_texts[0]:
-        ax.set_title(title or f"other hyperparameters: {fixed_texts[0]}", fontsize="medium")
+    common = next(iter(fixed_texts.values()))
+    if shared and common:
+        ax.set_title(title or f"other hyperparameters: {common}", fontsize="medium")
     elif title:
         ax.set_title(title)
     return fig
 
 
-def _paired_bars(ax, labels, left, right, names, measure):
-    """Two bars per group with ± std error bars."""
+def _paired_bars(ax, labels, left, right, names, measure, xlabel):
+    """Two bars per group with ± std error bars; each bar's mean written inside it, at its foot."""
     x = np.arange(len(labels))
     width = 0.38
     scale = _scale(measure)
+    placed = []
     for offset, values, name in ((-width / 2, left, names[0]), (width / 2, right, names[1])):
         means = [scale * np.nanmean(v) for v in values]
         stds = [scale * (np.nanstd(v, ddof=1) if len(v) > 1 else 0.0) for v in values]
-        bars = ax.bar(x + offset, means, width, yerr=stds, capsize=3, label=name)
-        ax.bar_label(bars, fmt="%.1f", fontsize="x-small", padding=2)
+        ax.bar(x + offset, means, width, yerr=stds, capsize=3, label=name, error_kw={"lw": 1.2})
+        placed += [(xi + offset, m) for xi, m in zip(x, means)]
     ax.set_xticks(x, labels)
     lows = [scale * np.nanmin(v) for v in (*left, *right)]
     highs = [scale * np.nanmax(v) for v in (*left, *right)]
     span = max(highs) - min(lows)
-    ax.set_ylim(max(0.0, min(lows) - 0.6 * span - 1), max(highs) + 0.35 * span + 1)
-    ax.set_ylabel(FINAL[measure])
+    low, high = max(0.0, min(lows) - 0.6 * span - 1), max(highs) + 0.35 * span + 1
+    ax.set_ylim(low, high)
+    for xi, m in placed:
+        ax.text(xi, low + 0.03 * (high - low), f"{m:.1f}", ha="center", va="bottom", color="white",
+                fontsize="small", fontweight="bold")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(FINAL[measure] + " (mean ± std)")
     ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
     ax.legend(fontsize="small", loc="upper left")
 
 
@@ -176,7 +185,7 @@ def old_vs_new_plot(results: Mapping[str, Any] | Any, *, ax=None, title: str | N
     items = _mapping(results)
     measure = next(iter(items.values())).measure
     _paired_bars(ax, list(items), [o.values["old"] for o in items.values()], [o.values["new"] for o in items.values()],
-                 (r"old $\Sigma_t$ (AROW-style)", r"new $\Sigma_{t+1}$ (ACOG)"), measure)
+                 (r"old $\Sigma_t$ (AROW-style)", r"new $\Sigma_{t+1}$ (ACOG)"), measure, "ACOG variant")
     if title:
         ax.set_title(title)
     return fig
@@ -190,7 +199,7 @@ def offline_vs_laplace_plot(results: Mapping[str, Any] | Any, *, ax=None, title:
     _paired_bars(ax, list(items), [o.offline.values for o in items.values()],
                  [o.laplace.values for o in items.values()],
                  (r"offline $\rho = \alpha_p T_n / (\alpha_n T_p)$", r"Laplace $\rho_t = \alpha_p (n_t+1) / (\alpha_n (p_t+1))$"),
-                 "sum")
+                 "sum", "learner")
     if title:
         ax.set_title(title)
     return fig

@@ -27,7 +27,6 @@ tables of :mod:`jcsol.report` and the figures of :mod:`jcsol.plots` take them di
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 from collections import Counter
@@ -54,7 +53,8 @@ __all__ = [
 ]
 
 # The step-size hyperparameter each learner family selects from {1e-5, …, 1e5} (SPEC §6: "η, λ, C chosen from
-# {10^-5, …, 10^5}"). AROW (r = 1) and CW (η is a confidence level, not a step) keep their values.
+# {10^-5, …, 10^5}"). AROW (r = 1) and CW (η is a confidence level, not a step) keep their values. (003's AROW
+# numbers fit r chosen from the grid — r = 0.1 on german, 1e-3 on magic04 — but SPEC §6 fixes r = 1.)
 STEP_SIZE = {"COG": "eta", "ACOG": "eta", "ACOGOldSigma": "eta", "OGD": "eta", "PA1": "C", "PA2": "C",
              "CPAPB": "C", "SCW": "C", "SCW2": "C", "OptaxCOG": "learning_rate"}
 FIXED = {"AROW", "CW", "Perceptron", "ROMMA", "AROMMA", "PA", "PAUM"}
@@ -189,7 +189,8 @@ def select_and_rerun(learner: Learner, X, y, *, grid: Mapping[str, Sequence[floa
         perms, objective, key, run_kwargs: as for :func:`jcsol.run`.
         rerun: re-run the chosen values on fresh permutations.
         rerun_key: seed of the re-run (default ``key + 1``).
-        curve_points: online curves of the reported runs (the sweep records none).
+        curve_points: online curves of the reported runs (recorded by the re-run, or by the sweep at every grid
+            point when ``rerun=False``).
 
     Returns:
         A :class:`Selection`.
@@ -201,15 +202,14 @@ def select_and_rerun(learner: Learner, X, y, *, grid: Mapping[str, Sequence[floa
     if not axes:
         res = run(learner, X, y, perms=perms, objective=objective, key=key, curve_points=curve_points, **run_kwargs)
         return Selection(learner.name, measure, {}, (), res, res)
-    sweep = run(learner_grid, X, y, perms=perms, objective=objective, key=key, **run_kwargs)
+    # without a re-run the sweep itself records the curves (grid × P × curve_points counts)
+    sweep = run(learner_grid, X, y, perms=perms, objective=objective, key=key,
+                curve_points=0 if rerun else curve_points, **run_kwargs)
     best = sweep.best(measure)
     chosen = {k: best.params[k] for k in axes}
     if rerun:
         again = rerun_key if rerun_key is not None else _fresh_key(key)
         result = run(best.result.learner, X, y, perms=perms, objective=best.result.objective, key=again,
-                     curve_points=curve_points, **run_kwargs)
-    elif curve_points:  # the same permutations again, now recording curves
-        result = run(best.result.learner, X, y, perms=perms, objective=best.result.objective, key=key,
                      curve_points=curve_points, **run_kwargs)
     else:
         result = best.result
@@ -459,27 +459,28 @@ class Sensitivity:
             raise ValueError(f"{axis!r} is not an axis of this grid ({', '.join(names)})")
         at = dict(at or {})
         mean = self.mean
-        index: dict[str, int] = {}
         step = [n for n in names if n in ("eta", "C", "learning_rate", "lambda_")]
-        # first the non-step axes, at the given value, else the default when in the grid, else the best
-        for n in names:
-            if n == axis or n in step and n not in at:
-                continue
+
+        def default_index(n: str) -> int | None:
             value = at.get(n, self.defaults.get(n))
             hits = np.flatnonzero(np.isclose(self.axes[n], value)) if value is not None else []
-            if len(hits):
-                index[n] = int(hits[0])
-        for n in names:
-            if n == axis or n in index:
-                continue
-            # best over n, with the fixed axes fixed, and `axis` at its default (or best) as well
-            sub = mean
-            for m in reversed(names):
-                if m in index:
-                    sub = np.take(sub, index[m], axis=names.index(m))
-            remaining = [m for m in names if m not in index]
+            return int(hits[0]) if len(hits) else None
+
+        # axes given in `at`, and non-step axes whose default is in the grid, are fixed there
+        index = {n: default_index(n) for n in names if n != axis and (n in at or n not in step)}
+        index = {n: i for n, i in index.items() if i is not None}
+        free = [n for n in names if n != axis and n not in index]
+        if free:
+            # the remaining axes (the step size, say) at their best, with `axis` at its default when it has one
+            choose = dict(index)
+            own = default_index(axis) if axis not in at else None
+            if own is not None:
+                choose[axis] = own
+            sub = mean[tuple(choose.get(n, slice(None)) for n in names)]
+            rest = [n for n in names if n not in choose]
             best = np.unravel_index(int(_argbest(sub.reshape(-1), self.measure)), sub.shape)
-            index[n] = int(best[remaining.index(n)])
+            for n in free:
+                index[n] = int(best[rest.index(n)])
         take = tuple(slice(None) if n == axis else index[n] for n in names)
         fixed = {n: float(self.axes[n][index[n]]) for n in names if n != axis}
         return self.axes[axis], mean[take], self.std[take], fixed
@@ -600,8 +601,14 @@ class DataMissing(FileNotFoundError):
 # name: (files, n_features, positive label(s) or None, paper's number of examples, description)
 DATASETS: dict[str, tuple[tuple[str, ...], int, Any, int, str]] = {
     "german": (("german.numer",), 24, None, 1000, "german.numer (unscaled), bad credit = +1"),
+    "german_scale": (("german.numer_scale",), 24, None, 1000, "german.numer_scale (LIBSVM's [-1, 1]-scaled copy, "
+                     "as LIBOL ships it)"),
     "a9a": (("a9a.gz", "a9a.t.gz"), 123, None, 48842, "a9a train + test"),
     "ijcnn1": (("ijcnn1.gz", "ijcnn1.t.gz"), 22, None, 141691, "ijcnn1 train + test"),
+    "ijcnn1_train": (("ijcnn1.gz",), 22, None, 49990,
+                     "ijcnn1 training file only (49,990 rows): 003's Table II numbers fit it, not train + test "
+                     "(its ACOG-II cost row, sensitivity 87.626% and specificity 84.770%, gives cost/100 = 12.28 "
+                     "on these 49,990 rows as printed, 34.6 on 141,691)"),
     "australian": (("australian",), 14, None, 690, "australian (unscaled)"),
     "magic04": (("magic04.gz",), 10, None, 19020, "magic04, hadron = +1"),
     "dna": (("dna.scale",), 180, 1, 2000, "dna.scale (train), class 1 vs rest"),
@@ -727,16 +734,18 @@ class TableSpec:
     cost_scale: float = 1.0                  # the paper prints cost × cost_scale
     fixed: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     also: str | None = None                  # a second table holding values for the same rows
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # dataset → key of DATASETS to load instead
 
 
 TABLES: dict[str, TableSpec] = {
     "003-table2": TableSpec(
         "003 Table II: sum (%) and cost (/100) of online learning, 20 permutations, η/λ/C selected from 1e-5…1e5",
         ("german", "a9a", "ijcnn1", "covtype"), ("sum", "cost"), tuple(_003_LEARNERS), "select", c_p=0.9,
-        cost_scale=0.01),
+        cost_scale=0.01, files={"ijcnn1": "ijcnn1_train"}),
     "003-table3": TableSpec(
         "003 Table III: 5-fold generalisation, held-out sum (%) of the final model after one online pass",
-        ("german", "a9a", "ijcnn1", "covtype"), ("sum",), tuple(_003_LEARNERS), "cv"),
+        ("german", "a9a", "ijcnn1", "covtype"), ("sum",), tuple(_003_LEARNERS), "cv",
+        files={"ijcnn1": "ijcnn1_train"}),  # the data of Table II (see DATASETS["ijcnn1_train"])
     "000-table4": TableSpec(
         "000 Table IV (with 003 Table VIII): balanced accuracy (%) of online anomaly detection",
         ("australian", "magic04", "dna", "KDDCUP08", "cod-rna"), ("sum",), tuple(_003_LEARNERS), "select",
@@ -748,7 +757,10 @@ TABLES: dict[str, TableSpec] = {
         # 001 §V-A: "the penalty parameter C was set to 10 ... The learning rate λ of CSOGD-I was set to 0.2, and
         # the learning rate λ of CSOGD-II was set to 0[.]1" (the text copy drops the decimal point).
         fixed={"PA-I": {"C": 10.0}, "PA-II": {"C": 10.0}, "CPA-PB": {"C": 10.0}, "COG-I": {"eta": 0.2},
-               "COG-II": {"eta": 0.1}}),
+               "COG-II": {"eta": 0.1}},
+        # 001's german numbers are those of the scaled copy (PA-I, C = 10: 61.5% here vs 61.654% in the paper;
+        # 53.5% on the unscaled german.numer that 003's Table II matches)
+        files={"german": "german_scale"}),
 }
 
 
@@ -773,16 +785,20 @@ def _subsample(X, y, max_rows: int | None, seed: int = 0):
 
 def reproduce_table(table: str, data_dir: str | os.PathLike | None, *, perms: int = 20, key=0,
                     datasets: Sequence[str] | None = None, learners: Sequence[str] | None = None,
-                    max_rows: int | None = None, grid: Mapping[str, Sequence[float]] | None = None,
+                    columns: Sequence[str] | None = None, max_rows: int | None = None, step_sizes: Sequence[float] | None = None,
                     folds: int = 5, rerun: bool = True, log: Callable[[str], None] | None = None,
                     cache: dict | None = None) -> Reproduction:
     """Runs one paper table (a key of :data:`TABLES`) on the datasets found in ``data_dir``.
 
     Protocols: ``"select"`` (003 Table II, 000 Table IV / 003 Table VIII) — :func:`select_and_rerun` with the
-    learner's :func:`default_grid` (or ``grid``), 20 permutations, re-run on fresh ones; ``"fixed"`` (001
+    learner's :func:`default_grid` (its step size over ``step_sizes``, default ``{1e-5, …, 1e5}``),
+    ``perms`` permutations, re-run on fresh ones (``rerun=False``: the selection runs are reported); ``"fixed"`` (001
     Table II) — the paper's fixed hyperparameters; ``"cv"`` (003 Table III) — :func:`cross_validate`.
     Learners not registered in :data:`jcsol.VARIANTS` and datasets that are not available are skipped, with a
-    note. ``max_rows`` subsamples every dataset (for quick looks; the paper values are for the whole sets);
+    note. ``datasets``, ``learners``, ``columns`` (``"sum"``, ``"cost"``) pick part of the table; ``max_rows``
+    subsamples every dataset (for quick looks; the paper values are for the whole sets). Raw costs grow with
+    the length of the stream, so on a stream of another length than the paper's (w8a without its test part,
+    a subsample) jcsol's cost is rescaled to the paper's length, as the unit column says;
     ``cache`` (a dict) keeps loaded datasets between calls.
 
     Returns:
@@ -809,43 +825,49 @@ def reproduce_table(table: str, data_dir: str | os.PathLike | None, *, perms: in
     unknown = [d for d in sets if d not in spec.datasets]
     if unknown:
         raise ValueError(f"{table} has no dataset(s) {unknown}; it has {', '.join(spec.datasets)}")
+    cols = list(spec.columns if columns is None else columns)
+    unknown = [c for c in cols if c not in spec.columns]
+    if unknown:
+        raise ValueError(f"{table} has no column(s) {unknown}; it has {', '.join(spec.columns)}")
     rows: list[Comparison] = []
     outcomes: dict = {}
     for ds in sets:
+        source = spec.files.get(ds, ds)
         try:
-            if ("data", ds) not in cache:
-                cache[("data", ds)] = load_dataset(ds, data_dir)
-            X, y = cache[("data", ds)]
+            if ("data", source) not in cache:
+                cache[("data", source)] = load_dataset(source, data_dir)
+            X, y = cache[("data", source)]
         except DataMissing as err:
             notes.append(f"skipped dataset {ds}: {err}")
             continue
         X, y = _subsample(X, y, max_rows)
-        n_paper = DATASETS[ds][3]
+        n_paper = DATASETS[source][3]     # the length of the stream the paper's numbers are for
+        if source != ds:
+            notes.append(f"{ds}: {DATASETS[source][4]}")
         if max_rows is not None and len(y) < n_paper:
             notes.append(f"{ds}: {len(y)} of {n_paper} examples (max_rows={max_rows}); the paper's values are for all")
         elif len(y) != n_paper:
-            notes.append(f"{ds}: {len(y)} examples here, {n_paper} in the paper ({DATASETS[ds][4]})")
-        for column in spec.columns:
+            notes.append(f"{ds}: {len(y)} examples here, {n_paper} in the paper ({DATASETS[source][4]})")
+        for column in cols:
             objective = Sum() if column == "sum" else Cost(c_p=spec.c_p, c_n=round(1.0 - spec.c_p, 10))
             for name in names:
                 paper = PAPER[table].get((ds, column), {}).get(name)
                 other = PAPER.get(spec.also, {}).get((ds, column), {}).get(name) if spec.also else None
-                source = table
+                cited = table
                 if paper is None and other is not None:
-                    paper, other, source = other, None, spec.also
+                    paper, other, cited = other, None, spec.also
                 t0 = time.perf_counter()
                 learner = VARIANTS[name](**spec.fixed.get(name, {}))
-                if spec.protocol == "cv":
-                    out = cross_validate(learner, X, y, folds=folds, grid=grid, objective=objective, key=key)
-                    values, setting, result = out.held_out(), out.setting, out.train
-                elif spec.protocol == "fixed":
-                    out = run(learner, X, y, perms=perms, objective=objective, key=key)
-                    values, result = out.measure(column), out
-                    setting = ", ".join(f"{k}={v:g}" for k, v in spec.fixed.get(name, {}).items()) or "-"
-                else:
-                    out = select_and_rerun(learner, X, y, grid=grid, measure=column, perms=perms,
-                                           objective=objective, key=key, rerun=rerun)
-                    values, setting, result = out.values, out.setting, out.result
+                grid = None
+                if step_sizes is not None:
+                    grid = {axis: np.asarray(step_sizes, np.float64) for axis in default_grid(learner)}
+                try:
+                    out, values, setting, result = _one_cell(spec, learner, X, y, column, objective, name, perms=perms,
+                                                             key=key, grid=grid, folds=folds, rerun=rerun)
+                except Exception as err:  # one learner's failure must not lose the table: say so and go on
+                    notes.append(f"{ds} {column} {name}: failed ({type(err).__name__}: {str(err).splitlines()[0]})")
+                    say(notes[-1])
+                    continue
                 wall = time.perf_counter() - t0
                 outcomes[(ds, column, name)] = out
                 if column == "sum":
@@ -853,12 +875,12 @@ def reproduce_table(table: str, data_dir: str | os.PathLike | None, *, perms: in
                 else:
                     scaled = np.asarray(values) * spec.cost_scale
                     unit = "cost/100" if spec.cost_scale == 0.01 else "cost"
-                    if len(y) != n_paper and max_rows is None:
+                    if len(y) != n_paper:
                         scaled = scaled * n_paper / len(y)   # raw cost grows with T: compare per paper-sized stream
                         unit += f" ×{n_paper}/{len(y)}"
                 note = f"{spec.also.split('-')[0]} T.{_roman(spec.also)}: {other:.3f}" if other is not None else ""
-                if source != table:
-                    note = f"paper value from {source}"
+                if cited != table:
+                    note = f"paper value from {cited}"
                 row = Comparison(dataset=ds, measure=column, learner=name, paper=paper,
                                  mean=float(np.nanmean(scaled)),
                                  std=float(np.nanstd(scaled, ddof=1)) if len(scaled) > 1 else 0.0,
@@ -867,6 +889,21 @@ def reproduce_table(table: str, data_dir: str | os.PathLike | None, *, perms: in
                 rows.append(row)
                 say(row.line())
     return Reproduction(table, spec.title, rows, notes, time.perf_counter() - start, outcomes)
+
+
+def _one_cell(spec: TableSpec, learner: Learner, X, y, column: str, objective: Objective, name: str, *, perms, key,
+              grid, folds, rerun):
+    """One learner on one dataset and column of a table: ``(outcome, values per run, setting, Result)``."""
+    if spec.protocol == "cv":
+        out = cross_validate(learner, X, y, folds=folds, grid=grid, objective=objective, measure=column, key=key)
+        return out, out.held_out(), out.setting, out.train
+    if spec.protocol == "fixed":
+        out = run(learner, X, y, perms=perms, objective=objective, key=key)
+        setting = ", ".join(f"{k}={v:g}" for k, v in spec.fixed.get(name, {}).items()) or "-"
+        return out, out.measure(column), setting, out
+    out = select_and_rerun(learner, X, y, grid=grid, measure=column, perms=perms, objective=objective, key=key,
+                           rerun=rerun)
+    return out, out.values, out.setting, out.result
 
 
 def _roman(table_id: str) -> str:

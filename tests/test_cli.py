@@ -1,0 +1,118 @@
+"""The ``jcsol`` command: ``run`` with CSV, JSON and plots; ``reproduce``; one-line errors with exit status 2."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol import cli
+
+from conftest import DATA
+
+
+def test_run_writes_csv_json_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out_csv, out_json, stem = tmp_path / "runs.csv", tmp_path / "runs.json", tmp_path / "fig" / "curves"
+    stem.parent.mkdir()
+    rc = cli.main(["run", "--learner", "COG-I", "ACOG-I", "--perms", "3", "--grid", "eta=1e-1:1e1",
+                   "--csv", str(out_csv), "--json", str(out_json), "--plot", str(stem), "--curve-points", "30"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    with open(out_csv) as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 3 and {r["learner"] for r in rows} == {"COG-I", "ACOG-I"}
+    assert all(int(r["tp"]) + int(r["fn"]) + int(r["fp"]) + int(r["tn"]) == 1000 for r in rows)
+    doc = json.loads(out_json.read_text())
+    assert doc["perms"] == 3 and set(doc["learners"]) == {"COG-I", "ACOG-I"}
+    for name, info in doc["learners"].items():
+        eta = info["chosen"]["eta"]
+        assert eta in (0.1, 1.0, 10.0)
+        assert f"eta={eta:g}" in next(l for l in text.splitlines() if l.startswith(name))
+        runs = [r for r in doc["runs"] if r["learner"] == name]
+        assert info["mean"]["sum"] == pytest.approx(np.mean([r["sum"] for r in runs]))
+        assert all(r["eta"] == eta for r in runs)
+    # the selection is the papers': the best mean sum over the grid, same permutations
+    X, y = jcsol.datasets.load("german")
+    sweep = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-1, 1e1)), X, y, perms=3)
+    assert doc["learners"]["COG-I"]["chosen"]["eta"] == sweep.best("sum").params["eta"]
+    assert (stem.parent / "curves.png").stat().st_size > 10_000 and (stem.parent / "curves.svg").exists()
+
+
+def test_run_keeps_its_table_and_rerun_option(capsys):
+    assert cli.main(["run", "--learner", "ACOG-I", "--perms", "2", "--grid", "eta=1,100", "--format", "markdown",
+                     "--rerun"]) == 0
+    out = capsys.readouterr().out
+    assert "| learner | hyperparameters | sum (%)" in out and "re-run on fresh permutations" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--perms", "0"], "--perms"),
+    (["run", "--perms", "many"], "invalid int"),
+    (["run", "--objective", "accuracy"], "invalid choice"),
+    (["run", "--nonsense"], "unrecognized arguments"),
+    (["run", "--data", "no/such/file.svm"], "no dataset"),
+    (["run", "--learner", "NoSuchLearner"], "unknown learner"),
+    (["run", "--grid", "eta"], "NAME=LO:HI"),
+    (["run", "--alpha-p", "2"], "--alpha-p"),
+    (["run", "--csv", "/no/such/folder/x.csv"], "does not exist"),
+    (["reproduce", "999-table1"], "invalid choice"),
+    (["reproduce", "003-table2", "--data-dir", "/no/such/dir"], "--data-dir"),
+    (["reproduce", "003-table2", "--data-dir", ".", "--learners", "Nobody"], "Nobody"),
+])
+def test_errors_are_one_line_with_status_2(argv, message, capsys):
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exit_:              # argparse's own errors
+        rc = exit_.code
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jcsol: error: ") and message in lines[0], err
+
+
+def test_reproduce_without_data_dir_names_the_option(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)              # no ../shared/data from here
+    assert cli.main(["reproduce", "003-table2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jcsol: error:") and "--data-dir" in err and err.count("\n") == 1
+
+
+def test_reproduce_with_missing_files_is_one_line(tmp_path, capsys):
+    assert cli.main(["reproduce", "003-table2", "--data-dir", str(tmp_path), "--datasets", "a9a"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a9a" in err and "missing" in err
+
+
+def test_no_traceback_from_the_installed_command(tmp_path):
+    """The real process: a bad option and missing data each give one stderr line and status 2."""
+    for argv in (["run", "--perms", "-3"], ["reproduce", "003-table2"]):
+        done = subprocess.run([sys.executable, "-m", "jcsol", *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_reproduce_prints_paper_beside_jcsol(tmp_path, capsys, monkeypatch):
+    from jcsol import algorithms
+
+    if not DATA.exists():
+        pytest.skip(f"{DATA} not available")
+    monkeypatch.delitem(algorithms.VARIANTS, "COG-II")
+    out_json = tmp_path / "rep.json"
+    rc = cli.main(["reproduce", "003-table3", "--data-dir", str(DATA), "--datasets", "german", "--learners",
+                   "ACOG-I", "COG-II", "--folds", "3", "--json", str(out_json)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    line = next(l for l in out.splitlines() if l.startswith("german") and "ACOG-I" in l)
+    assert "62.954" in line                                              # 003 Table III, german, ACOG-I
+    note = next(l for l in out.splitlines() if "not registered in jcsol.VARIANTS" in l)
+    assert note.startswith("note: skipped") and "COG-II" in note
+    assert "3 folds" in out
+    doc = json.loads(out_json.read_text())
+    (row,) = doc["rows"]
+    assert row["learner"] == "ACOG-I" and row["paper"] == 62.954
+    assert row["diff"] == pytest.approx(row["mean"] - 62.954)
+    assert f"{row['mean']:.3f} ± {row['std']:.3f}" in line

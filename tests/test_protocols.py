@@ -1,0 +1,235 @@
+"""The papers' protocols (jcsol.protocols): selection and re-run, cross-validation, varying weights, sensitivity,
+old vs new Σ, offline vs Laplace ρ, the paper tables — each checked against an independent computation."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol import metrics, protocols
+from jcsol.algorithms.acog_old_sigma import ACOGOldSigma
+
+from conftest import DATA
+
+PAPERS = Path(__file__).resolve().parents[1] / ".." / "shared" / "papers"
+ETA3 = [0.1, 10.0, 1000.0]
+
+
+@pytest.fixture(scope="module")
+def part(german):
+    """300 rows of german: 90 positives, every branch, quick to compile."""
+    X, y = german
+    return X[:300], y[:300]
+
+
+def test_default_grid_follows_the_papers():
+    assert list(protocols.default_grid(jcsol.ACOG())) == ["eta"]
+    np.testing.assert_array_equal(protocols.default_grid(jcsol.COG())["eta"], jcsol.decades())
+    assert list(protocols.default_grid(jcsol.PA1())) == ["C"]
+    assert protocols.default_grid(jcsol.AROW()) == {}        # r = 1, as in the papers
+    assert protocols.default_grid(jcsol.CW()) == {}          # η is CW's confidence, not a step size
+
+
+def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutations(part):
+    X, y = part
+    sel = protocols.select_and_rerun(jcsol.ACOG(), X, y, grid={"eta": ETA3}, perms=3, key=5)
+    means = sel.sweep.sum.mean(-1)
+    assert sel.sweep.grid_shape == (3,)
+    assert sel.index == (int(np.argmax(means)),)
+    assert sel.chosen == {"eta": ETA3[sel.index[0]]}
+    assert float(sel.result.learner.eta) == sel.chosen["eta"] and sel.result.grid_shape == ()
+    assert not np.array_equal(sel.result.orders, sel.sweep.orders)              # fresh permutations
+    again = jcsol.run(jcsol.ACOG(eta=sel.chosen["eta"]), X, y, perms=3, key=6)  # key + 1
+    np.testing.assert_array_equal(sel.result.counts, again.counts)
+    same = protocols.select_and_rerun(jcsol.ACOG(), X, y, grid={"eta": ETA3}, perms=3, key=5, rerun=False)
+    np.testing.assert_array_equal(same.result.counts, sel.sweep.counts[sel.index])
+
+
+def test_select_minimises_cost_under_cost(part):
+    X, y = part
+    sel = protocols.select_and_rerun(jcsol.COG(loss="II"), X, y, grid={"eta": ETA3}, perms=2,
+                                     objective=jcsol.Cost(c_p=0.9, c_n=0.1), rerun=False)
+    assert sel.measure == "cost"
+    assert sel.index == (int(np.argmin(sel.sweep.cost.mean(-1))),)
+
+
+def test_cross_validation_folds_training_orders_and_held_out_counts(part):
+    X, y = part
+    cv = protocols.cross_validate(jcsol.ACOG(), X, y, folds=4, repeats=2, grid={"eta": ETA3}, key=3)
+    n = len(y)
+    assert cv.train.grid_shape == (3,) and cv.train.n_perms == 8       # every fold and repeat in one run
+    for r in range(2):
+        sizes = np.bincount(cv.fold_of[r], minlength=4)
+        pos = np.bincount(cv.fold_of[r][y > 0], minlength=4)
+        assert sizes.max() - sizes.min() <= 1 and pos.max() - pos.min() <= 1   # stratified, balanced
+    length = cv.train.orders.shape[1]
+    for p in range(8):
+        r, k = divmod(p, 4)
+        order = cv.train.orders[p]
+        train_rows = np.flatnonzero(cv.fold_of[r] != k)
+        assert len(set(order)) == length and set(order) <= set(train_rows)  # training rows only, each once
+        assert len(train_rows) - length == cv.dropped[p] <= 1
+        # held-out counts = the final mean vector of that run applied to the held-out rows
+        mu = np.asarray(cv.train.states.mu)[cv.chosen_index[p] + (p,)]
+        test = cv.fold_of[r] == k
+        pred = X[test] @ mu >= 0
+        lab = y[test] > 0
+        expected = [np.sum(pred & lab), np.sum(~pred & lab), np.sum(pred & ~lab), np.sum(~pred & ~lab)]
+        np.testing.assert_array_equal(cv.test.counts[cv.chosen_index[p] + (p,)], expected)
+        # the choice is the best online *training* sum of that very run
+        assert cv.chosen_index[p] == (int(np.argmax(cv.train.sum[:, p])),)
+    assert cv.held_out().shape == (8,)
+    assert cv.held_out_result.counts.sum() == 2 * n              # every example held out once per repeat
+    np.testing.assert_allclose(cv.held_out_result.sum, cv.held_out())
+    # a fold run on its own gives the same model
+    alone = jcsol.run(jcsol.ACOG(eta=ETA3[cv.chosen_index[0][0]]), X, y, perms=cv.train.orders[:1], key=3)
+    np.testing.assert_array_equal(alone.counts[0], cv.train.counts[cv.chosen_index[0] + (0,)])
+
+
+def test_cross_validation_without_grid_and_errors(part):
+    X, y = part
+    cv = protocols.cross_validate(jcsol.ACOG(eta=10.0), X, y, folds=3, grid={})
+    assert cv.train.grid_shape == () and cv.setting == "-" and cv.held_out().shape == (3,)
+    with pytest.raises(ValueError, match="folds"):
+        protocols.cross_validate(jcsol.ACOG(), X, y, folds=1)
+
+
+def test_varying_weights_is_one_run_with_each_weight_its_own_measure(part):
+    X, y = part
+    vw = protocols.varying_weights(jcsol.COG(), X, y, kind="sum", weights=[0.2, 0.5, 0.8], grid={"eta": ETA3}, perms=2)
+    assert vw.result.grid_shape == (3, 3, ) and vw.values.shape == (3, 2)
+    sens, spec = vw.result.sensitivity, vw.result.specificity
+    for j, a_n in enumerate([0.2, 0.5, 0.8]):
+        manual = (1 - a_n) * sens[:, j] + a_n * spec[:, j]              # (eta, P)
+        best = int(np.argmax(manual.mean(-1)))
+        np.testing.assert_allclose(vw.values[j], manual[best])
+        assert vw.chosen[j] == {"eta": ETA3[best]}
+    # the weight is the objective's ρ too: a separate run with Sum(alpha_p=0.8) gives the same counts
+    single = jcsol.run(jcsol.COG(eta=ETA3), X, y, perms=2, objective=jcsol.Sum(alpha_p=0.8))
+    np.testing.assert_array_equal(single.counts, vw.result.counts[:, 0])
+
+
+def test_varying_cost_weights(part):
+    X, y = part
+    vw = protocols.varying_weights(jcsol.ACOG(eta=10.0), X, y, kind="cost", weights=[0.1, 0.5], grid={}, perms=2)
+    c = vw.result.counts
+    for j, c_n in enumerate([0.1, 0.5]):
+        np.testing.assert_allclose(vw.values[j], (1 - c_n) * c[j, :, metrics.FN] + c_n * c[j, :, metrics.FP])
+    with pytest.raises(ValueError):
+        protocols.varying_weights(jcsol.ACOG(), X, y, weights=[0.0, 0.5])
+
+
+def test_sensitivity_product_grid_and_figure_slices(part):
+    X, y = part
+    sens = protocols.sensitivity(jcsol.ACOG(loss="II"), X, y, axes={"eta": ETA3, "gamma": [0.1, 1.0, 10.0]}, perms=2)
+    assert sens.result.grid_shape == (3, 3)
+    np.testing.assert_array_equal(np.asarray(sens.result.learner.gamma)[0], [0.1, 1.0, 10.0])
+    values, mean, std, fixed = sens.curve("eta")                       # Fig. 5: γ at the learner's γ = 1
+    assert fixed == {"gamma": 1.0}
+    np.testing.assert_allclose(mean, sens.mean[:, 1])
+    values, mean, _, fixed = sens.curve("gamma")                       # Fig. 6: η at its best for γ = 1
+    assert fixed == {"eta": ETA3[int(np.argmax(sens.mean[:, 1]))]}
+    np.testing.assert_allclose(mean, sens.mean[ETA3.index(fixed["eta"]), :])
+    _, mean, _, fixed = sens.curve("gamma", at={"eta": 0.1})
+    assert fixed == {"eta": 0.1}
+    np.testing.assert_allclose(mean, sens.mean[0])
+
+
+def _old_sigma_reference(X, y, order, eta, gamma, rho, diagonal):
+    """float64 NumPy loop of ACOG-I with the mean step along the *old* Σ_t (003 Fig. 7, green line)."""
+    d = X.shape[1]
+    mu, sigma = np.zeros(d), (np.ones(d) if diagonal else np.eye(d))
+    preds = []
+    for i in order:
+        x, lab = X[i].astype(np.float64), float(y[i])
+        f = mu @ x
+        preds.append(f >= 0)
+        r = rho if lab > 0 else 1.0
+        if r - lab * f > 0:
+            sx = sigma * x if diagonal else sigma @ x
+            mu = mu + eta * lab * sx                 # old Σ_t
+            if diagonal:
+                sigma = sigma - sx * sx / (gamma + sx @ x)
+            else:
+                sigma = sigma - np.outer(sx, sx) / (gamma + sx @ x)
+    return np.array(preds), mu
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_old_vs_new_sigma_rules(part, diagonal):
+    X, y = part
+    out = protocols.old_vs_new_sigma(X, y, loss="I", diagonal=diagonal, eta=ETA3, perms=2, key=1)
+    assert out.result.grid_shape == (3, 2)
+    acog = jcsol.run(jcsol.ACOG(eta=ETA3, diagonal=diagonal), X, y, perms=2, key=1)
+    np.testing.assert_array_equal(out.result.counts[:, 1], acog.counts)     # new_sigma = 1 is ACOG
+    rho = (y < 0).sum() / (y > 0).sum()
+    order = out.result.orders[0]
+    preds, mu = _old_sigma_reference(X, y, order, 10.0, 1.0, rho, diagonal)
+    lab = y[order] > 0
+    expected = [np.sum(preds & lab), np.sum(~preds & lab), np.sum(preds & ~lab), np.sum(~preds & ~lab)]
+    np.testing.assert_array_equal(out.result.counts[1, 0, 0], expected)
+    np.testing.assert_allclose(np.asarray(out.result.states.mu)[1, 0, 0], mu, rtol=2e-3, atol=2e-4)
+    v = out.result.sum.mean(-1)
+    assert out.chosen_eta == {"old": ETA3[int(np.argmax(v[:, 0]))], "new": ETA3[int(np.argmax(v[:, 1]))]}
+    assert not np.array_equal(out.result.counts[:, 0], out.result.counts[:, 1])  # the rules differ
+
+
+def test_acog_old_sigma_name_and_validation():
+    assert ACOGOldSigma(loss="II", diagonal=True).name == "ACOG-II-diag-old-sigma"
+    with pytest.raises(ValueError):
+        ACOGOldSigma(eta=-1.0)
+
+
+def test_offline_vs_laplace_pairs_the_permutations(part):
+    X, y = part
+    out = protocols.offline_vs_laplace(jcsol.COG(), X, y, grid={"eta": ETA3}, perms=2, rerun=False)
+    assert out.offline.sweep.objective.rho == "offline" and out.laplace.sweep.objective.rho == "laplace"
+    np.testing.assert_array_equal(out.offline.sweep.orders, out.laplace.sweep.orders)
+    assert not np.array_equal(out.offline.sweep.counts, out.laplace.sweep.counts)
+    assert set(out.values) == {"offline", "laplace"}
+
+
+def test_paper_values_are_transcribed_from_the_papers():
+    """Every number in PAPER appears, with three decimals, in the text of the paper it is cited from."""
+    files = {"003": "003_63f44bc66fba62e6.txt", "000": "000_3a04ff91a1415fb5.txt", "001": "001_1f408015128540e5.txt"}
+    if not PAPERS.exists():
+        pytest.skip(f"{PAPERS} not available")
+    texts = {k: (PAPERS / f).read_text() for k, f in files.items()}
+    count = 0
+    for table, cells in protocols.PAPER.items():
+        text = texts[table.split("-")[0]]
+        numbers = set(re.findall(r"\d+\.\d{3}", text))
+        for (dataset, column), values in cells.items():
+            for learner, value in values.items():
+                assert f"{value:.3f}" in numbers, (table, dataset, column, learner, value)
+                count += 1
+    assert count > 150
+
+
+def test_reproduce_table_on_german_skips_what_is_missing(monkeypatch):
+    from jcsol import algorithms
+
+    if not DATA.exists():
+        pytest.skip(f"{DATA} not available")
+    monkeypatch.delitem(algorithms.VARIANTS, "ACOG-II")
+    rep = protocols.reproduce_table("003-table2", DATA, perms=2, datasets=["german", "covtype"],
+                                    learners=["COG-I", "ACOG-II"], step_sizes=[1.0, 100.0], rerun=False)
+    assert [(r.dataset, r.measure, r.learner) for r in rep.rows] == [("german", "sum", "COG-I"),
+                                                                    ("german", "cost", "COG-I")]
+    assert rep.rows[0].paper == 54.424 and rep.rows[1].paper == 1.770 and rep.rows[1].unit == "cost/100"
+    sel = rep.outcomes[("german", "sum", "COG-I")]
+    assert sel.sweep.grid_shape == (2,) and sel.chosen["eta"] in (1.0, 100.0)
+    np.testing.assert_allclose(rep.rows[0].mean, 100 * sel.values.mean())
+    assert any("ACOG-II" in n and "not registered" in n for n in rep.notes)
+    assert any("covtype" in n for n in rep.notes)
+    with pytest.raises(ValueError, match="table"):
+        protocols.reproduce_table("003-table9", DATA)
+
+
+def test_load_dataset_falls_back_to_shipped_copies(tmp_path):
+    X, y = protocols.load_dataset("german", tmp_path)
+    assert X.shape == (1000, 24) and (y > 0).sum() == 300
+    with pytest.raises(protocols.DataMissing):
+        protocols.load_dataset("a9a", tmp_path)
