@@ -22,18 +22,21 @@ CW and CW-CVaR: cumulative mistakes (``curve_points``), mean over 100 permutatio
 
     python benchmarks/cw_cvar.py [--perms 100] [--oracle-perms 20]
 
-What it showed (100 permutations; about 7 minutes on 2 busy cores): 002's 38% cut of CW's online cost is
-not reproduced — CW-CVaR (every assumption) costs ~10% *more* than CW with the costs as given, and at best
-about CW's cost with rescaled costs or the best grid point. The selection, the buffer (worth ~2–3%) and the
-covariance (full vs diagonal) do not explain it. Two things do matter: (1) the costs' role in 002's
-constraint, ``c·M̄ >= ω·v``, asks a costlier example for a *smaller* margin (see jcsol.algorithms.cw_cvar);
-giving the learner ``mean(c)/c`` instead (a diagnostic, not 002's algorithm) cuts CW's cost by ~23%;
-(2) the features' scaling: with z-scored, un-normalised rows every learner gains ~25% and CW-CVaR is ~7%
-below CW. Under this cost model the trivial "deny every loan" is 43% below CW, so a 38% cut means denying
-nearly every loan. CW-costs with the raw costs diverges (NaN scores, which the engine counts as +1: "deny"),
-so its apparent −41% is that artefact. On the synthetic set, CW-robust with 002's prior (Υ₂₂ = 1) predicts
-as CW-CVaR: with ``t`` in Eqs. 14–15 the data term ``tΣ^{-1}`` outweighs ``Υ^{-1}`` after a few rounds; a
-strong prior on w₂ (Υ₂₂ = 1e-4) costs mistakes, since w₂ is the only offset a model without bias has.
+What it showed (100 permutations; 146 s on 2 cores): 002's 38% cut of CW's online cost is not reproduced
+under the 5×/1× loan-amount model — CW 36742 ± 1991, CW-CVaR (every assumption) ~40650, +10.5%. The cause is
+the role of the cost in 002's update: in Eqs. 9–12 the mean step ``λ·c`` *falls* as ``c`` grows (at M̄ = 0,
+v = 1, ε = ½: 0.50 at c = 1, 0.19 at c = 5, 0.04 at c = 25), so the 5×-cost bad-credit examples move μ less
+than the good ones and CW-CVaR approves more bad loans than CW (FN 212 vs 164). Giving the learner
+``mean(c)/c`` instead (a diagnostic, not 002's algorithm) cuts CW's cost by 23%. Under 002's own cost model
+(0.75 × amount for an approved defaulter, nothing for a denied applicant) the zero-cost examples give λ = 0,
+so CW-CVaR and CW-nobuffer learn only from defaulters and end up denying every loan: cost 0, a 100% cut — a
+cut of 002's size follows from that cost model, not from a better classifier. Selection, the buffer (~2–3%),
+the covariance form and the costs' scale (at best −5%) do not explain the gap; with z-scored, unnormalised
+rows every learner gains ~25% and CW-CVaR is 6.9% below CW. CW-costs with the raw costs diverges (NaN scores,
+which the engine counts as +1: "deny"), so its apparent −41% is that artefact. On the synthetic set,
+CW-robust with 002's prior (Υ₂₂ = 1) predicts exactly as CW-CVaR (227 mistakes vs CW's 243): with ``t`` in
+Eqs. 14–15 the data term ``tΣ^{-1}`` outweighs ``Υ^{-1}`` after a few rounds; a strong prior on w₂
+(Υ₂₂ = 1e-4) costs mistakes (233), since w₂ is the only offset a model without bias has.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ jcsol.use_cpu_cores()  # before any JAX computation: one CPU device per core
 import numpy as np  # noqa: E402
 
 from jcsol import metrics  # noqa: E402
-from jcsol.algorithms.cw_cvar import ASSUMPTIONS, CWCVaR, CWCosts, CWNoBuffer, CWRobust  # noqa: E402
+from jcsol.algorithms.cw_cvar import (  # noqa: E402
+    ASSUMPTIONS, CWCVaR, CWCosts, CWNoBuffer, CWRobust, cvar_lambda, omega,
+)
 
 EPS = np.array([0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99])
 ETAS = 1.0 - EPS[EPS < 0.5]                      # CW's confidence η = 1 − ε, η in (0.5, 1)
@@ -167,6 +172,29 @@ def part1(perms: int, oracle_perms: int) -> None:
         total = _true_cost(res, y, costs)
         print(f"  costs × {scale:g} given to CW-CVaR arbitrary            {_chosen(chosen):24s} {_fmt(total)} "
               f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
+
+    # 002's own cost model: approving a defaulter (y = +1 predicted −1) costs 0.75 × amount, denying a good
+    # applicant costs nothing. The learners are given these costs (c = 0 on good applicants: λ = 0, no update)
+    # and selected and scored on them.
+    model002 = np.where(y > 0, 0.75 * raw[:, 3], 0.0)
+    base002 = None
+    for label, grid in [("CW", jcsol.CW(eta=ETAS)),
+                        ("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
+                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
+                                                         alpha=EPS, beta=EPS)),
+                        ("CW-CVaR gaussian", jcsol.grid(CWCVaR(assumption="gaussian", diagonal=True),
+                                                        alpha=EPS, beta=EPS))]:
+        _, chosen, res = select_and_evaluate(grid, X, y, model002, sel_order, perms, key)
+        total = _true_cost(res, y, model002)
+        base002 = total.mean() if base002 is None else base002
+        print(f"  002's cost model (0.75 × amount / 0), {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
+              f"{100 * (total.mean() / base002 - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
+              f"FP {res.counts[..., 2].mean():.0f}")
+    # the mean step λ·c of Eqs. 9 and 12 at M̄ = 0, v = 1 falls as the cost grows: costlier examples move μ less
+    for eps in (0.05, 0.5):
+        w = float(omega(eps, "arbitrary"))
+        steps = ", ".join(f"c = {c:g}: {c * float(cvar_lambda(0.0, 1.0, c, w)):.3f}" for c in (0.2, 1, 5, 25, 100))
+        print(f"  mean step λ·c at M̄ = 0, v = 1 (arbitrary, ε = {eps}): {steps}")
 
     # the best grid point on average (not selected on one permutation): a bound on what selection can give
     for label, grid in [("CW", jcsol.CW(eta=ETAS)),

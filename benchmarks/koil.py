@@ -178,7 +178,7 @@ def speed(args) -> None:
         res = pr.result
         run_steps = res.n_runs * res.orders.shape[1]
         print(f"{name}: {res.n_runs} runs × {res.orders.shape[1]} rounds: wall {wall:.1f} s "
-              f"(compile {res.time_compile:.1f} s, train {res.time_run:.1f} s, score+AUC {pr.time_score:.1f} s; "
+              f"(compile {res.time_compile:.1f} s [0 when compiled earlier in this process], train {res.time_run:.1f} s, score+AUC {pr.time_score:.1f} s; "
               f"{res.time_run / run_steps * 1e6:.1f} µs per run-round); mean AUC {np.mean(pr.auc):.3f}")
         g = args.speed_grid if name == "letter" else max(2, args.speed_grid - 1)
         sub = jcsol.grid(learner, sigma=2.0 ** np.linspace(-3, 1, g), C=2.0 ** np.linspace(2, 8, g))
