@@ -16,7 +16,7 @@ Four parts (``--parts``, all by default):
                per row (``jcsol.SparseRows``): full ACOG (only while it fits), ACOG-diag, SACOG and SSACOG
                (and COG as the O(nnz) floor); SSACOG's time per example must stay flat as d grows 1000×.
 ``memory``     a 20-permutation sweep of SSACOG on a 10⁶-dimensional, 10⁵-example sparse stream, in a child
-               process, reporting its peak RSS (``resource.getrusage``) and time.
+               process, reporting its peak RSS (``VmHWM``) and time.
 
     python benchmarks/sketch.py [--parts table synthetic scale memory] [--data DIR] [--perms 20]
 
@@ -30,13 +30,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from rss import peak_rss_gib
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 M = 5  # sketch size, 003 §4.5
@@ -288,9 +289,9 @@ def memory_child(perms: int, n: int, d: int) -> dict:
 
     start = time.perf_counter()
     X, y = sparse_stream(n, d, seed=1)
-    data_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    data_rss = peak_rss_gib()
     res = jcsol.run(learner("SSACOG-I", eta=1.0), X, y, perms=perms)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
+    peak = peak_rss_gib()
     state_bytes = sum(np.asarray(a).nbytes for a in __import__("jax").tree.leaves(res.states))
     return {"perms": perms, "rows": n, "d": d, "peak_rss_gib": peak, "rss_after_data_gib": data_rss,
             "states_gib": state_bytes / 2**30, "run_s": res.time_run, "compile_s": res.time_compile,

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from rss import peak_rss_gib
 
 D, NNZ = 100_000, 40
 
@@ -65,7 +65,7 @@ def phase(name: str, workdir: Path) -> dict:
             res = jcsol.run(jcsol.ACOG(eta=1.0, diagonal=True), store, store.y, perms=4, chunk_size=8192)
         out = {"sum": float(res.sum.mean()), "updates_per_s": res.updates_per_second}
     out["seconds"] = time.perf_counter() - start
-    out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    out["peak_rss_gib"] = peak_rss_gib()
     return out
 
 
