@@ -26,9 +26,12 @@ selected the same way over 2^[-6:6:2]).
 
 Speed (letter, shuttle; KOIL_RS++, budgets 100 per class, k = 10, both CPU cores): the 20-run protocol (one
 ``jcsol.run`` + scoring of the test folds); a (σ, C) sub-grid of it in one compiled sweep, training and scoring;
-and the whole 21 × 21 grid (8,820 runs) as one compiled sweep over the first ``--full-grid-rounds`` rounds of
-the training streams, from which the full pass is extrapolated (a round costs the same at every step: the
+and the whole 21 × 21 grid (8,820 runs) as one compiled sweep — the full protocol on the sets named by
+``--full-grid-sets`` (letter: about 50 minutes on 2 cores), elsewhere over the first ``--full-grid-rounds``
+rounds of the training streams, from which the full pass is extrapolated (every round costs the same: the
 buffers have static shapes).
+
+    python benchmarks/koil.py --speed-only --full-grid-sets letter
 """
 
 from __future__ import annotations
@@ -230,6 +233,7 @@ def speed(args) -> None:
               f"{res.time_run / (res.n_runs * rounds) * 1e6:.1f} µs per run-round); the whole pass: "
               f"≈ {per_round * n / 60:.0f} min of training + scoring ≈ {pr.time_score / (g * g) * 441 / 60:.0f} min "
               f"(at the sub-grid's scoring rate); peak RSS {peak_rss_gib():.1f} GiB")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

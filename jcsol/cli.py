@@ -6,6 +6,7 @@ the online curves of the selected runs as PNG + SVG::
 
     jcsol run --data german --learner COG-I ACOG-I --perms 20 --objective sum --grid eta=1e-5:1e5 \\
         --csv runs.csv --json runs.json --plot curves
+    jcsol run --learner ACOG --loss II --data PATH_OR_NAME --objective sum --perms 20 --grid eta=1e-5:1e5
 
 ``jcsol reproduce TABLE`` runs one of the papers' tables on the data it finds and prints the paper's value
 beside jcsol's::
@@ -78,7 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--positive", type=float, nargs="*", help="label(s) of the +1 class for multiclass data")
     run.add_argument("--no-normalize", action="store_true", help="keep rows as they are (default: L2-normalise)")
     run.add_argument("--learner", nargs="+", default=DEFAULT_LEARNERS, metavar="NAME",
-                     help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)})")
+                     help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}); with --loss the loss may be "
+                          "left out of the name (ACOG, ACOG-diag)")
+    run.add_argument("--loss", choices=["I", "II"],
+                     help="the cost-sensitive loss of every learner that has one (overrides the name's)")
     run.add_argument("--perms", type=_positive_int, default=20, help="random permutations (default: 20)")
     run.add_argument("--objective", choices=["sum", "cost"], default="sum")
     run.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity for sum (default 0.5)")
@@ -145,8 +149,11 @@ def _run(args: argparse.Namespace) -> str:
         raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
     axes = dict(parse_grid(g) for g in (args.grid or ["eta=1e-5:1e5"]))
     learners = {}
-    for name in args.learner:
-        learner = jcsol.by_name(name)
+    for requested in args.learner:
+        learner = _learner(requested, args.loss)
+        name = learner.name if args.loss else requested
+        if name in learners:
+            continue
         known = learner.hyperparameters()
         usable = {k: v for k, v in axes.items() if k in known}
         if known and set(axes) - set(usable) and not usable:
@@ -199,6 +206,32 @@ def _run(args: argparse.Namespace) -> str:
         png, svg = plots.save(fig, args.plot)
         out.append(f"wrote {png} and {svg}")
     return "\n".join(out)
+
+
+def _learner(name: str, loss: str | None):
+    """The registered variant ``name``; with ``loss``, the variant of that loss (``ACOG`` + ``II`` → ACOG-II,
+    ``ACOG-I-diag`` + ``II`` → ACOG-II-diag)."""
+    import dataclasses
+
+    import jcsol
+
+    if loss is None:
+        return jcsol.by_name(name)
+    head, tail = (name[:-5], name[-5:]) if name.lower().endswith("-diag") else (name, "")
+    for suffix in ("-II", "-I"):
+        if head.upper().endswith(suffix):
+            head = head[:-len(suffix)]
+            break
+    for candidate in (f"{head}-{loss}{tail}", name):
+        try:
+            learner = jcsol.by_name(candidate)
+        except ValueError:
+            continue
+        if "loss" in {f.name for f in dataclasses.fields(learner)} and learner.loss in ("I", "II"):
+            return learner.replace(loss=loss)
+    known = any(name.lower() == k.lower() for k in jcsol.VARIANTS)
+    raise UsageError(f"--loss {loss}: {name} has no cost-sensitive loss I/II" if known
+                     else f"unknown learner {name!r}; choose from {', '.join(jcsol.VARIANTS)}")
 
 
 def _use_cores() -> None:

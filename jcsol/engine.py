@@ -23,6 +23,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -185,6 +186,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             raise ValueError("record_scores needs every round of the run; it cannot resume from a checkpoint")
         per_round = np.concatenate(scores, axis=-1)[..., :length] if scores else np.zeros((n_perm, 0, length))
         scores = np.swapaxes(per_round, 0, 1).reshape(grid_shape + (n_perm, length))
+    _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
     return Result(
         learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
         counts=np.asarray(final.counts), curve=np.asarray(final.curve) if n_curve else None,
@@ -192,6 +194,21 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         mistake_cost=np.asarray(final.mistake_cost), scores=scores if record_scores else None,
         time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
+
+
+def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
+    """A ``RuntimeWarning`` when runs end with non-finite weights: a diverged learner scores NaN, which the
+    prediction rule (−1 iff score < 0) turns into +1 on every later round, so its counts look like a
+    classifier that flags everything rather than a failure."""
+    weights = getattr(states, learner.weights_field, None)
+    if weights is None or not jnp.issubdtype(weights.dtype, jnp.floating):
+        return
+    finite = np.asarray(jnp.isfinite(weights).reshape(n_runs, -1).all(axis=1))  # reduced where the runs are
+    diverged = n_runs - int(finite.sum())
+    if diverged:
+        warnings.warn(f"{diverged} of {n_runs} runs of {learner.name} ended with non-finite weights (the learner "
+                      "diverged, and a NaN score predicts +1, so their counts are not a classifier's): lower its "
+                      "step size or scale the costs down", RuntimeWarning, stacklevel=3)
 
 
 def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int):

@@ -49,6 +49,19 @@ def test_run_keeps_its_table_and_rerun_option(capsys):
     assert "| learner | hyperparameters | sum (%)" in out and "re-run on fresh permutations" in out
 
 
+def test_loss_option_picks_each_learners_variant(capsys):
+    """``--learner ACOG --loss II`` (the issue's form) is ACOG-II; a loss named in the variant is overridden."""
+    assert cli.main(["run", "--learner", "ACOG", "COG-I", "ACOG-I-diag", "--loss", "II", "--perms", "2",
+                     "--grid", "eta=1,10", "--format", "markdown"]) == 0
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line]
+    assert [r[0] for r in rows[1:]] == ["ACOG-II", "COG-II", "ACOG-II-diag"], rows
+    X, y = jcsol.datasets.load("german")
+    best = jcsol.run(jcsol.ACOG(loss="II", eta=np.array([1.0, 10.0])), X, y, perms=2).best("sum")
+    assert rows[1][1].startswith(f"eta={best.params['eta']:g}"), (rows[1], best.params)
+    assert rows[1][2].strip("*").startswith(f"{100 * best.result.sum.mean():.3f}"), (rows[1], best.result.sum)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run", "--perms", "0"], "--perms"),
     (["run", "--perms", "many"], "invalid int"),
@@ -56,6 +69,8 @@ def test_run_keeps_its_table_and_rerun_option(capsys):
     (["run", "--nonsense"], "unrecognized arguments"),
     (["run", "--data", "no/such/file.svm"], "no dataset"),
     (["run", "--learner", "NoSuchLearner"], "unknown learner"),
+    (["run", "--learner", "PA-I", "--loss", "II"], "PA-I has no cost-sensitive loss"),
+    (["run", "--loss", "III"], "invalid choice"),
     (["run", "--grid", "eta"], "NAME=LO:HI"),
     (["run", "--alpha-p", "2"], "--alpha-p"),
     (["run", "--csv", "/no/such/folder/x.csv"], "does not exist"),

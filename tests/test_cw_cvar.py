@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -413,3 +414,15 @@ def test_validation():
     with pytest.raises(ValueError, match="length 3"):
         CWRobust(prior_var=[1.0, np.inf, 1.0]).init(2, jax.random.key(0))
     assert CWRobust(prior_var=np.array([1.0, np.inf])).prior_var == (1.0, math.inf)
+
+
+def test_a_diverging_run_is_reported(german_costs):
+    """CW-costs fed the raw loan-amount costs (up to 920) overflows; the run says so instead of passing off
+    its NaN scores (+1 predictions) as a classifier."""
+    X, y, costs = german_costs
+    with pytest.warns(RuntimeWarning, match=r"2 of 2 runs of CW-costs ended with non-finite weights"):
+        res = jcsol.run(CWCosts(eta=0.99), X, y, perms=2, costs=costs, key=1)
+    assert not np.isfinite(np.asarray(res.states.mu)).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jcsol.run(CWCosts(eta=0.99, relative=True), X, y, perms=2, costs=costs, key=1)
