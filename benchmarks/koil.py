@@ -1,6 +1,6 @@
 """KOIL reproduction (004 Tables 3.2 and 3.3) and speed of the 20-run protocol.
 
-    python benchmarks/koil.py                      # everything (about an hour on 2 cores)
+    python benchmarks/koil.py                      # everything but the full 21×21 grid (~25 min on 2 cores)
     python benchmarks/koil.py --sets Syn1 sonar    # some sets only
     python benchmarks/koil.py --no-speed           # accuracy only
     python benchmarks/koil.py --speed-only
