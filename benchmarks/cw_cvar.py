@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import jcsol
 
@@ -69,6 +70,25 @@ def german():
     return X, y, raw, costs
 
 
+def _cvar_grid(assumption: str, diagonal: bool = True):
+    """CW-CVaR under ``assumption`` over 002's (α, β) grid."""
+    return jcsol.grid(CWCVaR(assumption=assumption, diagonal=diagonal), alpha=EPS, beta=EPS)
+
+
+def _compared(*labels: str) -> list[tuple[str, Any]]:
+    """The learner grids that the checks compare, by label."""
+    grids = {"CW": lambda: jcsol.CW(eta=ETAS),
+             "CW-nobuffer (arbitrary)": lambda: CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True),
+             "CW-CVaR arbitrary": lambda: _cvar_grid("arbitrary"),
+             "CW-CVaR gaussian": lambda: _cvar_grid("gaussian")}
+    return [(label, grids[label]()) for label in labels]
+
+
+def _varying(res, index) -> dict[str, float]:
+    """The hyperparameters that vary over ``res``'s grid, at grid point ``index``."""
+    return {k: float(np.asarray(v)[index]) for k, v in res.params.items() if np.ndim(v) and np.ptp(v) > 0}
+
+
 def select_and_evaluate(learner_grid, X, y, costs, sel_order, perms, key, *, learn_costs=None, scores=True):
     """Chooses the grid point with the least total cost on ``sel_order``, then runs it on ``perms`` permutations.
 
@@ -78,7 +98,7 @@ def select_and_evaluate(learner_grid, X, y, costs, sel_order, perms, key, *, lea
     sel = jcsol.run(learner_grid, X, y, perms=sel_order[None], costs=learn, record_scores=True)
     total = _true_cost(sel, y, costs)[..., 0]
     best = np.unravel_index(int(np.argmin(total)), sel.grid_shape) if sel.grid_shape else ()
-    chosen = {k: float(np.asarray(v)[best]) for k, v in sel.params.items() if np.ndim(v) and np.ptp(v) > 0}
+    chosen = _varying(sel, best)
     point = learner_grid.replace(**chosen) if chosen else learner_grid
     res = jcsol.run(point, X, y, perms=perms, costs=learn, key=key, record_scores=scores)
     return point, chosen, res
@@ -130,27 +150,22 @@ def part1(perms: int, oracle_perms: int) -> None:
     for a in ASSUMPTIONS:
         add(f"CW-nobuffer ({a})", CWNoBuffer(epsilon=EPS, assumption=a, diagonal=True))
     for a in ASSUMPTIONS:
-        add(f"CW-CVaR {a}", jcsol.grid(CWCVaR(assumption=a, diagonal=True), alpha=EPS, beta=EPS))
+        add(f"CW-CVaR {a}", _cvar_grid(a))
 
     cw_total = rows[0][2].mean()
     print(f"\nOnline total example cost over {perms} permutations (hyperparameters chosen on one other permutation)")
     print(f"{'learner':28s} {'chosen':24s} {'total cost':>19s} {'vs CW':>7s} {'002':>7s} {'002 vs CW':>9s} "
           f"{'CVaR.05(y·f)':>16s} {'FN':>6s} {'FP':>6s} {'time':>5s}")
     for label, chosen, total, cv, counts, secs in rows:
-        hp = ", ".join(f"{k}={v:.2f}" for k, v in chosen.items())
         paper = PAPER_GERMAN_O.get(label.split(" [")[0])
         p = f"{paper:7d} {100 * (paper / PAPER_GERMAN_O['CW'] - 1):+8.0f}%" if paper else f"{'':7s} {'':9s}"
-        print(f"{label:28s} {hp:24s} {_fmt(total)} {100 * (total.mean() / cw_total - 1):+6.1f}% {p} "
+        print(f"{label:28s} {_chosen(chosen):24s} {_fmt(total)} {100 * (total.mean() / cw_total - 1):+6.1f}% {p} "
               f"{np.mean(cv):8.3f} ± {np.std(cv):5.3f} {counts[1]:6.1f} {counts[2]:6.1f} {secs:4.0f}s")
 
     # -- why (not): the units of the costs, ε selection, the buffer, covariance, normalisation ---------------
     print("\nChecks")
     unit = costs / costs.mean()
-    for label, grid in [("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
-                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
-                                                         alpha=EPS, beta=EPS)),
-                        ("CW-CVaR gaussian", jcsol.grid(CWCVaR(assumption="gaussian", diagonal=True),
-                                                        alpha=EPS, beta=EPS))]:
+    for label, grid in _compared("CW-nobuffer (arbitrary)", "CW-CVaR arbitrary", "CW-CVaR gaussian"):
         _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key, learn_costs=unit)
         total = _true_cost(res, y, costs)
         print(f"  costs / mean(costs) given to {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
@@ -158,17 +173,15 @@ def part1(perms: int, oracle_perms: int) -> None:
     # diagnostic (not 002's algorithm): give the learner mean(c)/c, so that a costlier example must reach a
     # larger margin (002's constraint c·M̄ >= ω·v asks a costlier example for a *smaller* one, ω·v/c)
     inverse = costs.mean() / costs
-    for label, grid in [("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
-                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
-                                                         alpha=EPS, beta=EPS))]:
+    for label, grid in _compared("CW-nobuffer (arbitrary)", "CW-CVaR arbitrary"):
         _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key, learn_costs=inverse)
         total = _true_cost(res, y, costs)
         print(f"  diagnostic: mean(c)/c given to {label:22s} {_chosen(chosen):24s} {_fmt(total)} "
               f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
               f"FP {res.counts[..., 2].mean():.0f}")
     for scale in (1e-2, 1e2):
-        grid = jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True), alpha=EPS, beta=EPS)
-        _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key, learn_costs=costs * scale)
+        _, chosen, res = select_and_evaluate(_cvar_grid("arbitrary"), X, y, costs, sel_order, perms, key,
+                                             learn_costs=costs * scale)
         total = _true_cost(res, y, costs)
         print(f"  costs × {scale:g} given to CW-CVaR arbitrary            {_chosen(chosen):24s} {_fmt(total)} "
               f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
@@ -178,12 +191,7 @@ def part1(perms: int, oracle_perms: int) -> None:
     # and selected and scored on them.
     model002 = np.where(y > 0, 0.75 * raw[:, 3], 0.0)
     base002 = None
-    for label, grid in [("CW", jcsol.CW(eta=ETAS)),
-                        ("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
-                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
-                                                         alpha=EPS, beta=EPS)),
-                        ("CW-CVaR gaussian", jcsol.grid(CWCVaR(assumption="gaussian", diagonal=True),
-                                                        alpha=EPS, beta=EPS))]:
+    for label, grid in _compared("CW", "CW-nobuffer (arbitrary)", "CW-CVaR arbitrary", "CW-CVaR gaussian"):
         _, chosen, res = select_and_evaluate(grid, X, y, model002, sel_order, perms, key)
         total = _true_cost(res, y, model002)
         base002 = total.mean() if base002 is None else base002
@@ -197,14 +205,11 @@ def part1(perms: int, oracle_perms: int) -> None:
         print(f"  mean step λ·c at M̄ = 0, v = 1 (arbitrary, ε = {eps}): {steps}")
 
     # the best grid point on average (not selected on one permutation): a bound on what selection can give
-    for label, grid in [("CW", jcsol.CW(eta=ETAS)),
-                        ("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
-                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
-                                                         alpha=EPS, beta=EPS))]:
+    for label, grid in _compared("CW", "CW-nobuffer (arbitrary)", "CW-CVaR arbitrary"):
         res = jcsol.run(grid, X, y, perms=oracle_perms, costs=costs, key=key)
         mean = res.mistake_cost.mean(-1)
         best = np.unravel_index(int(np.argmin(mean)), res.grid_shape)
-        chosen = {k: float(np.asarray(v)[best]) for k, v in res.params.items() if np.ndim(v) and np.ptp(v) > 0}
+        chosen = _varying(res, best)
         spread = np.sort(mean.ravel())
         print(f"  best grid point over {oracle_perms} permutations, {label:23s} {_chosen(chosen):24s} "
               f"{spread[0]:10.0f} ± {res.mistake_cost[best].std():6.0f} "
@@ -212,17 +217,14 @@ def part1(perms: int, oracle_perms: int) -> None:
               f"worst {spread[-1]:.0f}")
 
     # full covariance (jcsol's CW is full), and unnormalised (z-scored) features
-    _, chosen, res = select_and_evaluate(jcsol.grid(CWCVaR(assumption="arbitrary"), alpha=EPS, beta=EPS),
-                                         X, y, costs, sel_order, perms, key)
+    _, chosen, res = select_and_evaluate(_cvar_grid("arbitrary", diagonal=False), X, y, costs, sel_order, perms,
+                                         key)
     total = _true_cost(res, y, costs)
     print(f"  full covariance, CW-CVaR arbitrary                {_chosen(chosen):24s} {_fmt(total)} "
           f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
     Z = (raw - raw.mean(0)) / raw.std(0)
     z_cw = None
-    for label, grid in [("CW", jcsol.CW(eta=ETAS)),
-                        ("CW-nobuffer (arbitrary)", CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True)),
-                        ("CW-CVaR arbitrary", jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True),
-                                                         alpha=EPS, beta=EPS))]:
+    for label, grid in _compared("CW", "CW-nobuffer (arbitrary)", "CW-CVaR arbitrary"):
         _, chosen, res = select_and_evaluate(grid, Z, y, costs, sel_order, perms, key)
         total = _true_cost(res, y, costs)
         z_cw = total.mean() if z_cw is None else z_cw
@@ -259,7 +261,7 @@ def part2(perms: int) -> None:
         data = X / np.linalg.norm(X, axis=1, keepdims=True) if norm else X
         curves = {}
         for label, grid in [("CW", jcsol.CW(eta=ETAS)),
-                            ("CW-CVaR", jcsol.grid(CWCVaR(assumption="gaussian"), alpha=EPS, beta=EPS)),
+                            ("CW-CVaR", _cvar_grid("gaussian", diagonal=False)),
                             ("CW-robust", jcsol.grid(CWRobust(assumption="gaussian", **prior), alpha=EPS, beta=EPS)),
                             ("CW-robust, CW-CVaR's α, β", "same"),
                             ("  same, Υ = diag(∞, 1e-4)", "strong")]:
@@ -270,7 +272,7 @@ def part2(perms: int) -> None:
                                 **curves["CW-CVaR"][0])
             sel = jcsol.run(grid, data, y, perms=sel_order[None], costs=ones)
             best = np.unravel_index(int(np.argmin(sel.mistake_cost[..., 0])), sel.grid_shape) if sel.grid_shape else ()
-            chosen = {k: float(np.asarray(v)[best]) for k, v in sel.params.items() if np.ndim(v) and np.ptp(v) > 0}
+            chosen = _varying(sel, best)
             point = grid.replace(**chosen) if chosen else grid
             res = jcsol.run(point, data, y, perms=perms, costs=ones, key=1, curve_points=10)
             mistakes = res.curve[..., 1] + res.curve[..., 2]          # FN + FP, (P, K)

@@ -194,7 +194,8 @@ class CWFamily:
     def weights(self):
         return self.mu
 
-    def step(self, x, y, rho, predict):
+    def step(self, x, y, rho, predict, scale=1.0):
+        """One round; ``scale`` multiplies the mean step (CW-costs of 002: ``κ·c(x_t)``)."""
         phi = self.phi
         f = float(self.mu @ x)
         m = y * f
@@ -214,7 +215,7 @@ class CWFamily:
                 alpha = max(0.0, (-(2 * m * n + phi**2 * m * vh) + gamma) / (2 * (n * n + n * vh * phi**2)))
             u = 0.25 * (-alpha * vh * phi + math.sqrt(alpha**2 * vh**2 * phi**2 + 4 * vh)) ** 2
             beta = alpha * phi / (math.sqrt(u) + vh * alpha * phi)
-            self.mu = self.mu + alpha * y * sx
+            self.mu = self.mu + scale * alpha * y * sx
             if v >= floor and v > 0:
                 r = max(1.0 - beta * vh, floor / vh)
                 self.sigma = self.sigma - ((1.0 - r) / v) * np.outer(sx, sx)

@@ -10,9 +10,9 @@ fractional weight), CW-robust's posterior by Eqs. 14–15 with explicit inverses
 
 The documented conventions are applied too: no update where ``c = 0`` or ``v = 0``; the diagonal covariance
 drops the off-diagonal entries of the precision update, ``1/s ← 1/s + 2λω x²`` (Dredze, Crammer, Pereira
-2008); CW-costs is exact CW (Crammer, Dredze, Pereira 2008, closed form restated in Wang, Zhao, Hoi 2012)
-with jcsol's documented variance floor (relative 1e-6 of ‖x‖²), its mean step scaled by ``κ·c`` (or by
-``κ·c/c̄`` with ``c̄`` the mean of the costs so far, ``relative=True``).
+2008); CW-costs is the exact CW of ``baselines_reference.CWFamily`` (Crammer, Dredze, Pereira 2008, closed
+form restated in Wang, Zhao, Hoi 2012, with jcsol's documented variance floor), its mean step scaled by ``κ·c``
+(or by ``κ·c/c̄`` with ``c̄`` the mean of the costs so far, ``relative=True``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-CW_VARIANCE_FLOOR = 1e-6
+from baselines_reference import CWFamily
+
 TIE_RTOL = 1e-9   # c* <= c(x_t) is decided with this relative slack: c* is a weighted mean that equals c
                   # exactly when the top costs tie with c, but float64 rounding can put it one ulp above
 
@@ -146,35 +147,23 @@ class CWRobust(CWCVaR):
 
 
 class CWCosts:
-    """Exact CW on Σ itself (textbook closed form) with the variance floor; the mean step scaled by κ·c."""
+    """CW-costs (002): exact CW — the baselines' reference, on Σ itself with the variance floor — with the mean
+    step scaled by κ·c (c relative to the mean of the costs seen so far with ``relative``)."""
 
     def __init__(self, d, eta=0.7, cost_scale=1.0, relative=False):
-        self.mu, self.sigma = np.zeros(d), np.eye(d)
-        self.phi, self.scale = NormalDist().inv_cdf(eta), cost_scale
-        self.relative, self.costs = relative, []
+        self.cw = CWFamily(d, "CW", eta=eta)
+        self.scale, self.relative, self.costs = cost_scale, relative, []
+
+    @property
+    def mu(self):
+        return self.cw.mu
 
     def step(self, x, y, c):
         self.costs.append(c)
         if self.relative:   # the cost relative to the mean of the costs seen so far
             mean = sum(self.costs) / len(self.costs)
             c = c / mean if mean > 0 else 0.0
-        phi = self.phi
-        f = float(self.mu @ x)
-        m = y * f
-        sx = self.sigma @ x
-        v = float(x @ sx)
-        if phi * math.sqrt(max(v, 0.0)) - m > 0:
-            floor = CW_VARIANCE_FLOOR * float(x @ x)
-            vh = max(v, floor)
-            psi_, xi = 1 + phi**2 / 2, 1 + phi**2
-            alpha = max(0.0, (-m * psi_ + math.sqrt(m * m * phi**4 / 4 + vh * phi**2 * xi)) / (vh * xi))
-            u = 0.25 * (-alpha * vh * phi + math.sqrt(alpha**2 * vh**2 * phi**2 + 4 * vh)) ** 2
-            beta = alpha * phi / (math.sqrt(u) + vh * alpha * phi)
-            self.mu = self.mu + self.scale * c * alpha * y * sx
-            if v >= floor and v > 0:
-                r = max(1.0 - beta * vh, floor / vh)
-                self.sigma = self.sigma - ((1.0 - r) / v) * np.outer(sx, sx)
-        return f
+        return self.cw.step(x, y, None, None, scale=self.scale * c)
 
 
 def run(learner, X, y, costs, order):
