@@ -229,9 +229,8 @@ def _learner(name: str, loss: str | None):
             continue
         if "loss" in {f.name for f in dataclasses.fields(learner)} and learner.loss in ("I", "II"):
             return learner.replace(loss=loss)
-    known = any(name.lower() == k.lower() for k in jcsol.VARIANTS)
-    raise UsageError(f"--loss {loss}: {name} has no cost-sensitive loss I/II" if known
-                     else f"unknown learner {name!r}; choose from {', '.join(jcsol.VARIANTS)}")
+    jcsol.by_name(name)   # an unknown name is refused here, with the registry's message
+    raise UsageError(f"--loss {loss}: {name} has no cost-sensitive loss I/II")
 
 
 def _use_cores() -> None:
