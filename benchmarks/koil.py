@@ -32,11 +32,18 @@ rounds of the training streams, from which the full pass is extrapolated (every 
 buffers have static shapes).
 
     python benchmarks/koil.py --speed-only --full-grid-sets letter
+
+Round cost against an earlier KOIL (``--compare-rev``, a git revision of ``jcsol/algorithms/koil.py`` imported
+beside the current one): the ``--speed-grid`` (σ, C) sub-grid × 20 folds on letter, both implementations in this
+one process, µs per run-round (best of ``--repeats``) and whether their online counts agree run by run.
+
+    python benchmarks/koil.py --compare-rev 2991697
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -235,6 +242,62 @@ def speed(args) -> None:
               f"(at the sub-grid's scoring rate); peak RSS {peak_rss_gib():.1f} GiB")
 
 
+def load_koil_at(rev: str):
+    """The ``KOIL`` class of ``jcsol/algorithms/koil.py`` as it was at git revision ``rev``, imported beside the
+    current one (as ``jcsol.algorithms.koil_at_<rev>``, so that its relative imports resolve in this package)."""
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(["git", "show", f"{rev}:jcsol/algorithms/koil.py"], cwd=root, check=True,
+                            capture_output=True, text=True).stdout
+    name = f"jcsol.algorithms.koil_at_{''.join(ch if ch.isalnum() else '_' for ch in rev)}"
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, fh.name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    Path(fh.name).unlink()
+    return module.KOIL
+
+
+def speed_against(args) -> None:
+    """µs per run-round of this KOIL and of the one at ``--compare-rev``, same runs, same process."""
+    X, y = load("letter")
+    splits = cv_splits(y, n_folds=5, n_repeats=4, seed=args.seed)
+    rounds = min(args.compare_rounds or splits.train.shape[1], splits.train.shape[1])
+    g = args.speed_grid
+    axes = dict(sigma=2.0 ** np.linspace(-3, 1, g), C=2.0 ** np.linspace(2, 8, g))
+    print(f"\n== KOIL_RS++ round cost on letter, {g}×{g} (σ, C) grid × 20 folds, first {rounds} rounds: "
+          f"this tree against {args.compare_rev} ==")
+    learners = {"this tree": KOIL, args.compare_rev: load_koil_at(args.compare_rev)}
+    learners = {label: jcsol.grid(cls(eta=0.01, budget_pos=100, budget_neg=100, k=10), **axes)
+                for label, cls in learners.items()}
+    timings, cpu, counts = {label: np.inf for label in learners}, {label: np.inf for label in learners}, {}
+    for _ in range(args.repeats):     # interleaved, so that both see the same load on a shared machine
+        for label, learner in learners.items():
+            start = time.process_time()
+            res = jcsol.run(learner, X, y, perms=splits.train[:, :rounds], key=args.seed,
+                            objective=jcsol.Sum(rho="laplace"))
+            # the CPU time of every thread of this process, compilation left out: less sensitive than the wall
+            # time to other processes on a shared machine
+            cpu_s = time.process_time() - start - res.time_compile
+            timings[label] = min(timings[label], res.time_run / (res.n_runs * rounds) * 1e6)
+            cpu[label] = min(cpu[label], cpu_s / (res.n_runs * rounds) * 1e6)
+            counts[label] = (res.counts, res.balanced_accuracy)
+    for label, best in timings.items():
+        print(f"{label:>12}: {res.n_runs} runs, {best:.2f} µs per run-round, {cpu[label]:.2f} CPU µs per run-round "
+              f"(best of {args.repeats})")
+    (new, new_bacc), (old, old_bacc) = counts.values()
+    same = np.all(new == old, axis=-1)
+    print(f"speed-up {timings[args.compare_rev] / timings['this tree']:.2f}× (wall), "
+          f"{cpu[args.compare_rev] / cpu['this tree']:.2f}× (CPU time); online counts identical in "
+          f"{int(same.sum())} of {same.size} runs; largest difference of the online balanced accuracy "
+          f"{np.max(np.abs(new_bacc - old_bacc)):.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", nargs="*", default=list(PAPER_SYN) + list(PAPER_REAL))
@@ -246,10 +309,19 @@ def main() -> None:
                         help="sets on which the full 21×21 grid runs the whole protocol (letter: ~50 min on 2 cores)")
     parser.add_argument("--full-grid-rounds", type=int, default=100,
                         help="rounds of the full 21×21 grid sweep timed on the other sets")
+    parser.add_argument("--compare-rev", default=None,
+                        help="only time this KOIL against the one of this git revision, on the same letter runs")
+    parser.add_argument("--compare-rounds", type=int, default=0,
+                        help="rounds of the --compare-rev timing (0: the whole training streams)")
+    parser.add_argument("--repeats", type=int, default=1, help="timings of --compare-rev: best of this many")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--speed-only", action="store_true")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.compare_rev:
+        speed_against(args)
+        print(f"\ntotal {time.perf_counter() - start:.0f} s")
+        return
     if not args.speed_only:
         rows = []
         for name in args.sets:

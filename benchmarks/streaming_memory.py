@@ -35,7 +35,7 @@ def write_file(path: Path, gigabytes: float, seed: int = 0) -> int:
     for _ in range(8):
         n = 20_000
         labels = np.where(rng.random(n) < 0.2, "+1", "-1")
-        idx = np.sort(rng.choice(D, size=(n, NNZ)), axis=1) + 1
+        idx = np.sort(rng.choice(D - NNZ + 1, size=(n, NNZ)), axis=1) + np.arange(NNZ) + 1  # strictly increasing
         val = np.round(rng.random((n, NNZ)), 4)
         tokens = np.char.add(np.char.add(idx.astype(str), ":"), val.astype(str))
         blocks.append(("\n".join(lab + " " + " ".join(tok) for lab, tok in zip(labels, tokens)) + "\n").encode())

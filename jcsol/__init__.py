@@ -6,9 +6,14 @@
 >>> best = res.best("sum")
 """
 
-from . import datasets, metrics
+from .devices import configure_cpu_devices_on_import as _configure_cpu_devices
+
+_configure_cpu_devices()  # before anything below can start JAX
+
+from . import datasets, metrics  # noqa: E402
 from .algorithms.optax_learner import OptaxCOG
 from .algorithms.cw_cvar import CWCVaR, CWCosts, CWNoBuffer, CWRobust
+from .algorithms.cw_var import CWVar
 from .algorithms.sacog import SACOG, SparseSACOG
 from .algorithms.koil import KOIL, KOILMKL
 from .algorithms.auc_baselines import OAM, OPAUC
@@ -18,11 +23,15 @@ from .algorithms import (ACOG, AROMMA, AROW, COG, CPAPB, CW, OGD, PA, PA1, PA2, 
 from .base import Example, Learner, StepInfo
 from .devices import use_cpu_cores
 from .engine import ChunkDone, run
+from .watchdog import StallError
 from .grids import decades, grid
 from .objective import Cost, Sum
 from .report import table
 from .result import Best, Result
 from .stream import SparseRows
+from .features import TableEncoder
+from .live import Live
+from . import live
 from . import protocols
 from . import plots
 from . import auc
@@ -39,8 +48,8 @@ __all__ = [
     "run", "ChunkDone", "Result", "Best", "table",
     "Sum", "Cost",
     "grid", "decades",
-    "SparseRows", "datasets", "metrics", "use_cpu_cores",
+    "SparseRows", "TableEncoder", "Live", "live", "datasets", "metrics", "use_cpu_cores", "StallError",
     "protocols",
     "plots",
-    "CWCVaR", "CWNoBuffer", "CWCosts", "CWRobust",
+    "CWCVaR", "CWNoBuffer", "CWCosts", "CWRobust", "CWVar",
 ]

@@ -35,7 +35,7 @@ class Example(NamedTuple):
     Attributes:
         x: features, shape ``(d,)``.
         y: label, ``+1.0`` (the rare class) or ``-1.0``, in the dtype of ``x``.
-        rho: ``ρ_t``, the cost-sensitive weight of this example (SPEC §3): ``ρ`` for a positive example,
+        rho: ``ρ_t``, the cost-sensitive weight of this example: ``ρ`` for a positive example,
             ``1`` for a negative one, with ``ρ`` set by the objective (offline, Laplace or cost ratio).
         cost: ``c(x_t) >= 0``, the example's own cost when the stream carries one, else ``ρ_t``; the engine
             always sets it (``None`` only in examples built by hand).
@@ -86,29 +86,90 @@ def concrete_values(value: Any) -> np.ndarray | None:
     return None
 
 
+_REAL_KINDS = "iuf"  # numpy dtype kinds of real numbers (not bool, complex, strings or objects)
+
+
+def _refuse_non_real(owner: str, name: str, value: Any) -> None:
+    """A hyperparameter given as text, a bool, a complex number or an array of those: refused, since a cast
+    would read ``"1e-2"`` as an error deep in a compiled scan, ``True`` as 1.0 and ``1+2j`` as 1.0."""
+    kind = None
+    if isinstance(value, (str, bytes, bool, np.bool_, complex, dict, set)):
+        kind = type(value).__name__
+    elif isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in _REAL_KINDS:
+        kind = f"dtype {value.dtype}"
+    if kind is not None:
+        raise TypeError(f"{owner}: {name} must be a real number or an array of real numbers, got {kind} {value!r}")
+
+
+def _check_static(owner: str, f: dataclasses.Field, value: Any) -> None:
+    """Static options: one of the declared ``options``; a non-negative integer where the default is an integer
+    (budgets, sketch sizes, degrees: a float would be truncated); a finite real number where the default is a
+    float."""
+    options = f.metadata.get("options", ())
+    if options:
+        def same(o) -> bool:  # equal, and both flags or both not (1 is not True)
+            return isinstance(value, (bool, np.bool_)) == isinstance(o, bool) and bool(value == o)
+
+        try:
+            known = any(same(o) for o in options)
+        except (TypeError, ValueError):  # an array compared to the options
+            known = False
+        if not known:
+            raise ValueError(f"{owner}: {f.name}={value!r} is not one of {', '.join(map(repr, options))}")
+        return
+    default = f.default
+    if isinstance(default, int) and not isinstance(default, bool):  # the learner checks its own lower bound
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{owner}: {f.name} must be a non-negative integer, got {value!r}")
+    elif isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value):
+            raise ValueError(f"{owner}: {f.name} must be a finite real number, got {value!r}")
+
+
+def check_hyperparameters(obj: "Configurable") -> None:
+    """Refuses, before a run, a hyperparameter that is not a real number or array of them (``None``, an object).
+
+    The constructor cannot refuse these itself: JAX rebuilds learners with placeholders while tracing.
+    """
+    for name, value in obj.hyperparameters().items():
+        if isinstance(value, jax.core.Tracer):
+            continue
+        if not isinstance(value, (int, float, np.integer, np.floating, np.ndarray, jax.Array)) \
+                or isinstance(value, bool) or np.asarray(value).dtype.kind not in _REAL_KINDS:
+            raise TypeError(f"{type(obj).__name__}: {name} must be a real number or an array of real numbers, "
+                            f"got {value!r}")
+
+
 class Configurable:
     """Validation and access shared by learners and objectives (frozen pytree dataclasses)."""
 
     def __post_init__(self) -> None:
+        owner = type(self).__name__
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.metadata.get("static"):
-                options = f.metadata.get("options", ())
-                if options and value not in options:
-                    raise ValueError(
-                        f"{type(self).__name__}: {f.name}={value!r} is not one of {', '.join(map(repr, options))}"
-                    )
+                _check_static(owner, f, value)
                 continue
+            _refuse_non_real(owner, f.name, value)
             if isinstance(value, (list, tuple)):  # a list of values is a grid, and must be one pytree leaf
-                value = np.asarray(value, dtype=np.float64)
+                try:
+                    grid = np.asarray(value)
+                except ValueError:
+                    raise ValueError(f"{owner}: {f.name} must be a rectangular array of numbers, "
+                                     f"got {value!r}") from None
+                _refuse_non_real(owner, f.name, grid)
+                value = grid.astype(np.float64)
                 object.__setattr__(self, f.name, value)
             arr = concrete_values(value)
             if arr is None:
                 continue
+            if arr.size == 0:
+                raise ValueError(f"{owner}: {f.name} is an empty array: a grid needs at least one value")
             if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{type(self).__name__}: {f.name} must be finite, got {value!r}")
+                raise ValueError(f"{owner}: {f.name} must be finite, got {value!r}")
             if f.metadata.get("positive") and np.any(arr <= 0):
-                raise ValueError(f"{type(self).__name__}: {f.name} must be > 0, got {value!r}")
+                raise ValueError(f"{owner}: {f.name} must be > 0, got {value!r}")
 
     def hyperparameters(self) -> dict[str, Any]:
         """The float hyperparameters (pytree leaves) by name."""

@@ -7,6 +7,7 @@ the online curves of the selected runs as PNG + SVG::
     jcsol run --data german --learner COG-I ACOG-I --perms 20 --objective sum --grid eta=1e-5:1e5 \\
         --csv runs.csv --json runs.json --plot curves
     jcsol run --learner ACOG --loss II --data PATH_OR_NAME --objective sum --perms 20 --grid eta=1e-5:1e5
+    jcsol run --data payments.csv --label fraud --positive yes --learner COG-I ACOG-I-diag --bits 18
 
 ``jcsol reproduce TABLE`` runs one of the papers' tables on the data it finds and prints the paper's value
 beside jcsol's::
@@ -59,6 +60,17 @@ def parse_grid(spec: str) -> tuple[str, np.ndarray]:
         raise ValueError(f"--grid {spec!r}: {err}") from None
 
 
+def _grid_axes(specs: list[str]) -> dict[str, np.ndarray]:
+    """The ``--grid`` options as ``{name: values}``, refusing a name given twice."""
+    axes: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, values = parse_grid(spec)
+        if name in axes:
+            raise UsageError(f"--grid {name} is given twice; give all its values in one --grid {name}=...")
+        axes[name] = values
+    return axes
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -69,15 +81,35 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _column_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
     from .protocols import TABLES
 
     parser = _Parser(prog="jcsol", description="Cost-sensitive online classification on JAX.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run learners over permutations of a dataset and print the table")
-    run.add_argument("--data", default="german", help="a shipped dataset name or a LIBSVM file (default: german)")
-    run.add_argument("--positive", type=float, nargs="*", help="label(s) of the +1 class for multiclass data")
+    run.add_argument("--data", default="german",
+                     help="a shipped dataset name, a LIBSVM file, or a table (.csv, .csv.gz, .parquet) with --label "
+                          "(default: german)")
+    run.add_argument("--positive", nargs="*", metavar="VALUE",
+                     help="label value(s) of the +1 class, the rest -1; needed unless the labels are {-1,1}, {0,1} "
+                          "or {1,2} (then 1 is +1); a table's label column compares numbers as numbers, text as text")
     run.add_argument("--no-normalize", action="store_true", help="keep rows as they are (default: L2-normalise)")
+    run.add_argument("--label", metavar="COLUMN",
+                     help="the label column of a table given to --data; its rows are encoded once, in file order, "
+                          "by jcsol.TableEncoder (hashed categorical columns, numeric columns scaled online) and "
+                          "then permuted")
+    run.add_argument("--numeric", type=_column_list, metavar="A,B", help="a table's numeric columns")
+    run.add_argument("--categorical", type=_column_list, metavar="A,B",
+                     help="a table's categorical columns (without --numeric and --categorical: numeric dtypes "
+                          "numeric, the rest categorical)")
+    run.add_argument("--bits", type=int, metavar="B", help="a table's features hash into 2**B slots (default 18)")
     run.add_argument("--learner", nargs="+", default=DEFAULT_LEARNERS, metavar="NAME",
                      help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}); with --loss the loss may be "
                           "left out of the name (ACOG, ACOG-diag)")
@@ -126,6 +158,8 @@ def _check_output(option: str, path: str | None) -> None:
     """Fails early (before any computation) when an output file's folder does not exist."""
     if path is None:
         return
+    if Path(path).expanduser().is_dir():
+        raise UsageError(f"{option} {path} is a folder; give a file path")
     parent = Path(path).expanduser().resolve().parent
     if not parent.is_dir():
         raise UsageError(f"{option} {path}: folder {parent} does not exist")
@@ -140,6 +174,12 @@ def _run(args: argparse.Namespace) -> str:
 
     for option in ("csv", "json", "plot"):
         _check_output(f"--{option}", getattr(args, option))
+    if args.csv and args.json and Path(args.csv).expanduser().resolve() == Path(args.json).expanduser().resolve():
+        raise UsageError(f"--csv and --json name the same file {args.csv}")
+    if args.positive is not None and not args.positive:
+        raise UsageError("--positive needs at least one label")
+    if args.plot and args.all:
+        raise UsageError("--plot draws the selected runs; leave out --all")
     if args.plot:
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("--plot needs matplotlib: pip install matplotlib (or jcsol[plot])")
@@ -147,7 +187,7 @@ def _run(args: argparse.Namespace) -> str:
         raise UsageError(f"--alpha-p must be in (0, 1), got {args.alpha_p}")
     if not 0 < args.c_p < 1:
         raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
-    axes = dict(parse_grid(g) for g in (args.grid or ["eta=1e-5:1e5"]))
+    axes = _grid_axes(args.grid or ["eta=1e-5:1e5"])
     learners = {}
     for requested in args.learner:
         learner = _learner(requested, args.loss)
@@ -158,10 +198,19 @@ def _run(args: argparse.Namespace) -> str:
         usable = {k: v for k, v in axes.items() if k in known}
         if known and set(axes) - set(usable) and not usable:
             raise ValueError(f"{name} has none of the hyperparameters {sorted(axes)}; it has {sorted(known)}")
+        if usable:
+            try:
+                jcsol.grid(learner, **usable)  # the values are checked here, before any data is read
+            except (TypeError, ValueError) as err:
+                raise UsageError(f"--grid: {err}") from None
         learners[name] = (learner, usable)
+    unused = sorted(set(axes) - {k for _, usable in learners.values() for k in usable})
+    if unused and args.grid:
+        raise UsageError(f"--grid {', '.join(unused)}: no learner of this run has such a hyperparameter (" + "; ".join(
+            f"{n}: {', '.join(sorted(l.hyperparameters())) or 'none'}" for n, (l, _) in learners.items()) + ")")
 
     _use_cores()
-    X, y = jcsol.datasets.load(args.data, positive=args.positive or None, normalize=not args.no_normalize)
+    X, y = _load_data(args)
     objective = (jcsol.Sum(alpha_p=args.alpha_p, rho=args.rho) if args.objective == "sum"
                  else jcsol.Cost(c_p=args.c_p, c_n=1.0 - args.c_p))
     curve_points = min(args.curve_points, len(y)) if args.plot else 0
@@ -197,8 +246,6 @@ def _run(args: argparse.Namespace) -> str:
                            "selected": not args.all, "learners": summary, "runs": runs}, args.json)
         out.append(f"wrote {len(rows)} learners and {len(runs)} runs to {args.json}")
     if args.plot:
-        if args.all:
-            raise UsageError("--plot draws the selected runs; leave out --all")
         from . import plots
 
         fig = plots.online_curves(rows, args.objective,
@@ -206,6 +253,40 @@ def _run(args: argparse.Namespace) -> str:
         png, svg = plots.save(fig, args.plot)
         out.append(f"wrote {png} and {svg}")
     return "\n".join(out)
+
+
+TABLE_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".parquet", ".pq")
+
+
+def _load_data(args: argparse.Namespace):
+    """``(X, y)`` of ``--data``: a table (with ``--label``) through :func:`jcsol.features.load_table`, else a
+    shipped set or LIBSVM file through :func:`jcsol.datasets.load`."""
+    import jcsol
+
+    is_table = str(args.data).lower().endswith(TABLE_SUFFIXES)
+    table_options = [f"--{name}" for name in ("numeric", "categorical", "bits") if getattr(args, name) is not None]
+    if args.label is None:
+        if is_table:
+            raise UsageError(f"--data {args.data} is a table: name its label column with --label COLUMN")
+        if table_options:
+            raise UsageError(f"{', '.join(table_options)}: only for a table (--data FILE.csv --label COLUMN)")
+        positive = None
+        if args.positive:
+            try:
+                positive = [float(v) for v in args.positive]
+            except ValueError:
+                raise UsageError(f"--positive {' '.join(args.positive)}: LIBSVM labels are numbers") from None
+        return jcsol.datasets.load(args.data, positive=positive, normalize=not args.no_normalize)
+    if not is_table:
+        raise UsageError(f"--label is for a table ({', '.join(TABLE_SUFFIXES)}); {args.data} is not one")
+    from .features import MAX_BITS, load_table
+
+    bits = 18 if args.bits is None else args.bits
+    if not 1 <= bits <= MAX_BITS:
+        raise UsageError(f"--bits must be in [1, {MAX_BITS}], got {bits}")
+    X, y, _ = load_table(args.data, args.label, positive=args.positive or None, numeric=args.numeric or (),
+                         categorical=args.categorical or (), bits=bits, normalize=not args.no_normalize)
+    return X, y
 
 
 def _learner(name: str, loss: str | None):

@@ -1,27 +1,49 @@
 """Devices the engine spreads runs over.
 
 The engine splits the permutation axis of a run over ``jax.local_devices()``. On a GPU or TPU host that is
-every accelerator. On a CPU, JAX shows one device that runs each compiled loop on one core; call
-:func:`use_cpu_cores` before any JAX computation to expose one CPU device per core, so the runs of a
-protocol proceed on all cores at once. Several hosts: start each with ``jax.distributed.initialize()``;
-each host then runs its share of the permutations on its local devices.
+every accelerator. On a CPU, JAX shows one device by default, which runs each compiled loop on one core; so
+``import jcsol`` asks JAX for one CPU device per core (:func:`use_cpu_cores`), and the runs of a protocol proceed
+on all cores at once with no set-up call. It does so only while JAX has not started (the device count is fixed
+once it has) and only when nothing else chose the count: neither ``jax_num_cpu_devices`` nor
+``--xla_force_host_platform_device_count`` in ``XLA_FLAGS``. ``JCSOL_CPU_DEVICES=n`` in the environment sets the
+count (``1`` keeps JAX's default of one device). Other JAX code in the process is unaffected (its default
+device stays ``cpu:0``) except that ``jax.devices("cpu")`` lists one device per core.
+
+Several hosts: start each with ``jax.distributed.initialize()``; each host then runs its share of the
+permutations on its local devices.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import jax
+
+ENV_CPU_DEVICES = "JCSOL_CPU_DEVICES"
+
+
+def cpu_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers and ``taskset`` restrict)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def use_cpu_cores(n: int | None = None) -> int:
     """Exposes ``n`` CPU devices (default: one per core) to JAX, so that :func:`jcsol.run` uses every core.
 
-    Must be called before JAX runs anything (it sets ``jax_num_cpu_devices``); afterwards the device
+    ``import jcsol`` already does this when it can (see the module's docstring); call it to choose another
+    count. Must be called before JAX runs anything (it sets ``jax_num_cpu_devices``); afterwards the device
     count is fixed for the process and a ``RuntimeError`` says so. Returns the number of CPU devices.
     """
-    n = int(n or os.cpu_count() or 1)
+    n = int(n or cpu_cores())
+    if n < 1:
+        raise ValueError(f"use_cpu_cores needs n >= 1, got {n}")
     if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        return len(jax.devices("cpu"))
+    if jax.config.jax_num_cpu_devices == n and _backends_started():
         return len(jax.devices("cpu"))
     try:
         jax.config.update("jax_num_cpu_devices", n)
@@ -31,3 +53,32 @@ def use_cpu_cores(n: int | None = None) -> int:
             f"(JAX already has {len(jax.devices('cpu'))} CPU device(s))"
         ) from err
     return len(jax.devices("cpu"))
+
+
+def _backends_started() -> bool:
+    from jax._src import xla_bridge  # no public way to ask without starting them
+
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
+def configure_cpu_devices_on_import() -> None:
+    """One CPU device per core (or ``JCSOL_CPU_DEVICES``), when JAX has not started and nobody chose a count."""
+    wanted = os.environ.get(ENV_CPU_DEVICES, "").strip()
+    if wanted:
+        try:
+            n = int(wanted)
+            if n < 1:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{ENV_CPU_DEVICES} must be a whole number >= 1, got {wanted!r}") from None
+    else:
+        n = cpu_cores()
+    chosen_elsewhere = (jax.config.jax_num_cpu_devices not in (-1, None)
+                        or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""))
+    if chosen_elsewhere or _backends_started():
+        if wanted and not chosen_elsewhere:
+            warnings.warn(f"{ENV_CPU_DEVICES}={wanted} is ignored: JAX started before jcsol was imported",
+                          RuntimeWarning, stacklevel=3)
+        return
+    if n > 1:
+        jax.config.update("jax_num_cpu_devices", n)

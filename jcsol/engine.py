@@ -31,14 +31,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from .base import Example, Learner
+from .base import Example, Learner, check_hyperparameters
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .datasets.rowstore import RowStore
 from .linalg import SparseVector, densify
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
-from .stream import SparseRows, check_costs, check_labels, check_stream
+from .stream import SparseRows, check_costs, check_labels, check_run_options, check_stream
+from .watchdog import resolve_timeout, watch
 
 DEFAULT_CHUNK = 16384
 _COMPILED: dict[Any, Any] = {}
@@ -62,7 +63,8 @@ def trace_count() -> int:
 def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, costs=None,
         key: int | jax.Array = 0, curve_points: int = 0, record_scores: bool = False, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
-        progress: bool | None = None, on_chunk: Callable[["ChunkDone"], None] | None = None) -> Result:
+        progress: bool | None = None, on_chunk: Callable[["ChunkDone"], None] | None = None,
+        stall_timeout: float | str | None = "auto") -> Result:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
     Args:
@@ -93,6 +95,11 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             several chunks).
         on_chunk: called with a :class:`ChunkDone` after each chunk (and its checkpoint): progress, and the
             learner states of every run at that point.
+        stall_timeout: seconds a chunk may go without progress before the run ends with
+            :class:`jcsol.StallError` naming the chunk and the device layout (its last checkpoint stays valid for a
+            resume). On the CPU, progress is the process doing work (see :mod:`jcsol.watchdog`), so a slow chunk
+            never trips it, a deadlocked one does; on an accelerator, the chunk finishing. ``"auto"`` (default):
+            300 s on the CPU, no limit on accelerators; ``None``: no limit.
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)``.
@@ -102,6 +109,12 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         raise TypeError(f"learner must be a jcsol learner, got {type(learner).__name__}")
     if not isinstance(objective, Objective):
         raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
+    check_hyperparameters(learner), check_hyperparameters(objective)
+    checkpoint = check_run_options(key=key, curve_points=curve_points, record_scores=record_scores,
+                                   chunk_size=chunk_size, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                                   progress=progress, on_chunk=on_chunk)
+    platform = jax.local_devices()[0].platform
+    stall_after = resolve_timeout(stall_timeout, platform)
     store = X if isinstance(X, RowStore) else None
     if store is not None:
         y = check_labels(y)
@@ -140,6 +153,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
 
     devices = _devices_for(n_perm)
     n_devices = len(devices)
+    n_runs_per_device = math.prod(grid_shape) * (-(-n_perm // n_devices))
     keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), idx, n_pos, n_neg),
                                                    n_devices)
     chunks = (_ResidentChunks if store is None else _StoredChunks)(
@@ -147,10 +161,14 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     shared = jax.device_put((flat_learner, flat_objective))
     n_runs = jax.device_put((n_pos_d, n_neg_d))
     fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X,
-                                y if costs is None else (y, costs), idx, dtype, n_curve, chunk)
+                                y if costs is None else (y, costs), idx, dtype, n_curve, chunk, init_key)
                    if checkpoint is not None else None)
-    restored = load_checkpoint(checkpoint, fingerprint) if checkpoint is not None else None
+    restored = load_checkpoint(checkpoint, fingerprint, n_chunks) if checkpoint is not None else None
+    if restored is not None and record_scores:
+        raise ValueError(f"record_scores needs every round of the run, but checkpoint {checkpoint} resumes it after "
+                         f"{restored[0]} chunks; delete the checkpoint or leave out record_scores")
     first = 0 if restored is None else restored[0]
+    saved = first if checkpoint is not None else None  # chunks the checkpoint on disk holds
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, carry_shape, time_compile = _compiled_init(shared[0], keys, n_grid=math.prod(grid_shape),
@@ -168,12 +186,17 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices)
         time_compile += seconds
         start = time.perf_counter()
-        carry, chunk_scores = jax.block_until_ready(advance_fn(carry, *args))
+        carry, chunk_scores = watch(functools.partial(_advance_blocking, advance_fn, carry, args),
+                                    timeout=stall_after, on_cpu=platform == "cpu",
+                                    describe=functools.partial(_stalled, k, n_chunks, chunk, length, devices,
+                                                               n_runs_per_device, learner, d, checkpoint, saved))
         time_run += time.perf_counter() - start
         if record_scores:
             scores.append(np.asarray(chunk_scores)[:n_perm])
         if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
-            save_checkpoint(checkpoint, fingerprint, k + 1, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
+            save_checkpoint(checkpoint, fingerprint, k + 1, n_chunks,
+                            [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
+            saved = k + 1
         show.update(k + 1)
         if on_chunk is not None:
             on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length),
@@ -182,8 +205,6 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
 
     final = _grid_major(carry, grid_shape, n_perm)
     if record_scores:
-        if first:
-            raise ValueError("record_scores needs every round of the run; it cannot resume from a checkpoint")
         per_round = np.concatenate(scores, axis=-1)[..., :length] if scores else np.zeros((n_perm, 0, length))
         scores = np.swapaxes(per_round, 0, 1).reshape(grid_shape + (n_perm, length))
     _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
@@ -194,6 +215,28 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         mistake_cost=np.asarray(final.mistake_cost), scores=scores if record_scores else None,
         time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
     )
+
+
+def _advance_blocking(advance_fn, carry, args):
+    return jax.block_until_ready(advance_fn(carry, *args))
+
+
+def _stalled(k: int, n_chunks: int, chunk: int, length: int, devices: tuple, runs_per_device: int, learner,
+             d: int, checkpoint, saved: int | None, timeout: float) -> str:
+    """What :class:`jcsol.StallError` says: the chunk, the device layout, and what can be resumed."""
+    kind = devices[0].platform.upper()
+    what = ("the process did no work" if devices[0].platform == "cpu" else "the chunk did not finish")
+    if checkpoint is None:
+        resume = "No checkpoint was kept: pass checkpoint=PATH to make a long run resumable."
+    elif saved:
+        resume = (f"The checkpoint {checkpoint} holds the first {saved} chunk(s) and is intact: call jcsol.run "
+                  "again with the same arguments to resume from it.")
+    else:
+        resume = f"No chunk had finished, so the checkpoint {checkpoint} was not written yet."
+    return (f"{learner.name} (d={d}) stalled in chunk {k + 1} of {n_chunks} (rounds {k * chunk + 1}–"
+            f"{min((k + 1) * chunk, length)} of {length}): {what} for {timeout:g} s, on {len(devices)} {kind} "
+            f"device(s) with {runs_per_device} run(s) each. {resume} Pass stall_timeout=None to wait without "
+            "limit, or a larger number of seconds.")
 
 
 def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
@@ -362,9 +405,12 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int) -> str:
-    """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run."""
+def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key) -> str:
+    """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run:
+    learner and objective (static options and values), data, labels and costs, row orders, the key of the
+    learners' initial states, dtype, curve points and chunk size."""
     digest = hashlib.sha256()
+    digest.update(np.asarray(jax.random.key_data(init_key)).tobytes())
     leaves, treedef = jax.tree.flatten((learner, objective))
     digest.update(repr(treedef).encode())
     if isinstance(X, str):

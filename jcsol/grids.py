@@ -16,6 +16,10 @@ T = TypeVar("T")
 
 def decades(low: float = 1e-5, high: float = 1e5) -> np.ndarray:
     """The powers of ten from ``low`` to ``high``: ``decades()`` is the papers' ``{10^-5, …, 10^5}``."""
+    for name, value in (("low", low), ("high", high)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not 0 < value < np.inf:
+            raise ValueError(f"decades: {name} must be a power of ten > 0, got {value!r}")
     lo, hi = np.log10(low), np.log10(high)
     if not (np.isclose(lo, round(lo)) and np.isclose(hi, round(hi)) and lo <= hi):
         raise ValueError(f"decades needs powers of ten low <= high, got {low}, {high}")
@@ -40,7 +44,15 @@ def grid(obj: T, **axes: Sequence[float]) -> T:
     for name in names:
         if name not in axes and np.ndim(getattr(obj, name)) != 0:
             raise ValueError(f"{type(obj).__name__}.{name} is already an array; give its values to grid() instead")
-    values = [np.asarray(v, dtype=float).ravel() for v in axes.values()]
+    values = []
+    for name, v in axes.items():
+        try:
+            array = np.asarray(v)
+        except ValueError:
+            array = np.asarray(None)
+        if array.dtype.kind not in "iuf":
+            raise TypeError(f"grid: {name} must be a sequence of real numbers, got {v!r}")
+        values.append(array.astype(float).ravel())
     shape = tuple(len(v) for v in values)
     changes: dict[str, Any] = {}
     for axis, (name, v) in enumerate(zip(axes, values)):

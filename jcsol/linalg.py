@@ -7,10 +7,12 @@ of a dense ``(d,)`` array, and nothing of size ``d`` is touched but the entries 
 
 from __future__ import annotations
 
-from typing import NamedTuple, Union
+from typing import Callable, NamedTuple, TypeVar, Union
 
 import jax
 import jax.numpy as jnp
+
+F = TypeVar("F", bound=Callable)
 
 
 class SparseVector(NamedTuple):
@@ -71,3 +73,32 @@ def densify(x: Vector, d: int) -> jax.Array:
     if isinstance(x, SparseVector):
         return jnp.zeros(d, x.values.dtype).at[x.indices].add(x.values)
     return x
+
+
+def one_matrix_at_a_time(fn: F) -> F:
+    """``fn`` (a dense factorisation or solve: a LAPACK call on the CPU) vmapped as a loop over the batch.
+
+    Under ``vmap`` — the engine maps every step over grid points and permutations — each LAPACK call then gets one
+    matrix (batch size 1) instead of the whole batch. jaxlib 0.10's CPU LAPACK kernels split a batch over XLA's
+    intra-op thread pool and *block* a pool thread until the pieces finish; when every pool thread is running such
+    a kernel — as happens when runs are laid over one CPU device per core and each device's program reaches its
+    batched call — no thread is left to run the pieces, and the process waits forever (the stacks show every
+    ``tf_XLAEigen`` thread in ``jax::ParallelBatchMap`` → ``BlockingCounter::Wait``). A batch of one runs inline,
+    on the calling thread. Each matrix is factored by the same LAPACK routine as in a batch, so the numbers are
+    the same; only the batch's own split over threads (unused anyway when the devices already take every core)
+    is given up.
+    """
+    wrapped = jax.custom_batching.custom_vmap(fn)
+
+    @wrapped.def_vmap
+    def _loop(axis_size, in_batched, *args):
+        mapped = [a for a, b in zip(args, in_batched) if b]
+
+        def one(xs):
+            it = iter(xs)
+            return wrapped(*(next(it) if b else a for a, b in zip(args, in_batched)))
+
+        out = jax.lax.map(one, mapped)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return wrapped  # type: ignore[return-value]

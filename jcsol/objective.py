@@ -1,11 +1,13 @@
 """What a run optimises: the weighted *sum* of sensitivity and specificity, or the misclassification *cost*.
 
-Both reduce to one cost-sensitive objective (Wang, Zhao, Hoi 2012, Thm. 1; SPEC §3):
+Both reduce to one cost-sensitive objective (J. Wang, P. Zhao, S. C. H. Hoi, *Cost-Sensitive Online Classification*,
+ICDM 2012, Thm. 1):
 minimise ``Σ_{y=+1} ρ·I(y w·x < 0) + Σ_{y=-1} I(y w·x < 0)`` with
 
 * *sum*: ``ρ = α_p T_n / (α_n T_p)``, ``α_n = 1 − α_p``, with ``T_n/T_p`` from the whole stream ("offline")
   or estimated online by Laplace's rule ``ρ_t = α_p (n_t + 1) / (α_n (p_t + 1))``, ``p_t, n_t`` the positives
-  and negatives seen up to and including round ``t`` (003 §4.6);
+  and negatives seen up to and including round ``t`` (Zhao et al., *Adaptive Cost-Sensitive Online
+  Classification*, TKDE);
 * *cost*: ``ρ = c_p / c_n``.
 
 Each round's example weight is ``ρ_t = ρ`` for a positive example and ``1`` for a negative one. The learners
@@ -93,6 +95,12 @@ class Cost(Objective):
     def __post_init__(self) -> None:
         super().__post_init__()
         cp, cn = concrete_values(self.c_p), concrete_values(self.c_n)
+        if cp is not None and cn is not None:
+            try:
+                np.broadcast_shapes(np.shape(cp), np.shape(cn))
+            except ValueError:
+                raise ValueError(f"Cost: c_p and c_n must have shapes that broadcast (one c_n = 1 − c_p per c_p), "
+                                 f"got {np.shape(cp)} and {np.shape(cn)}") from None
         if cp is not None and cn is not None and not np.allclose(cp + cn, 1.0, atol=1e-6):
             raise ValueError(f"Cost: c_p + c_n must be 1, got c_p={self.c_p!r}, c_n={self.c_n!r}")
 

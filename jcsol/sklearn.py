@@ -8,7 +8,7 @@
     GridSearchCV(OnlineClassifier(), {"learner__eta": [1e-2, 1e-1, 1.0]}).fit(X, y)
 
 A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*, one ``learner.step``
-per row (SPEC §1), inside one jitted ``lax.scan``: a batch is one compiled call. The compiled scan is cached by
+per row, inside one jitted ``lax.scan``: a batch is one compiled call. The compiled scan is cached by
 JAX on the learner's static options, the feature count, the dtype and the batch length rounded up to a power
 of two (the padding rows are skipped), and *not* on float hyperparameters, which are traced: a grid search
 over ``learner__eta`` compiles once. ``predict`` and ``decision_function`` use the final model.
@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classi
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .algorithms import COG
-from .base import Example, Learner, hyperparameter, pytree_dataclass
+from .base import Example, Learner, check_hyperparameters, hyperparameter, pytree_dataclass
 from .datasets import l2_normalize
 from .objective import Cost, Objective, Sum
 
@@ -64,7 +64,7 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {
         "same as check_sample_weight_equivalence_on_dense_data (sparse input is densified per batch)"),
     "check_class_weight_classifiers": (
         "class_weight enters the papers' losses only as ρ = w_pos/w_neg (a margin target in loss I, a step scale "
-        "in loss II) of a one-pass linear model without intercept (SPEC §1); ρ = 1e7 cannot make such a model "
+        "in loss II) of a one-pass linear model without intercept; ρ = 1e7 cannot make such a model "
         "predict class 0 on 87% of that check's very noisy two-blob problem (it predicts class 0 on about half)"),
 }
 
@@ -118,7 +118,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             grid, use :func:`jcsol.run`, or search here with ``GridSearchCV``.
         objective: ``jcsol.Sum(...)`` or ``jcsol.Cost(...)``: how ``ρ`` is set (default ``Sum(alpha_p=0.5)``,
             balanced accuracy). Mutually exclusive with ``class_weight``.
-        normalize: divide each row by its L2 norm before use, in training and prediction (SPEC §1).
+        normalize: divide each row by its L2 norm before use, in training and prediction.
         pos_label: the label that becomes the +1 (rare) class; default: see *Labels*.
         class_weight: ``None``, ``"balanced"`` or a dict ``{label: weight}`` (missing labels weigh 1).
         dtype: ``"float32"`` (default) or ``"float64"`` (needs 64-bit JAX).
@@ -131,10 +131,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     counts: ``classes_[1]``), kept for the rest of the stream. The choice is in ``pos_label_``. Pass
     ``pos_label`` for streams whose first batch is not representative.
     ``predict`` returns ``pos_label_`` where the score ``f = w·x >= 0`` (a score of exactly 0 predicts the +1
-    class, SPEC §1). ``decision_function`` follows scikit-learn's convention: positive means ``classes_[1]``,
+    class). ``decision_function`` follows scikit-learn's convention: positive means ``classes_[1]``,
     i.e. it is ``f`` if ``pos_label_ == classes_[1]`` and ``−f`` otherwise.
 
-    **ρ (SPEC §3).** ``ρ_t = ρ`` for a +1 example and ``1`` for a −1 example, times the row's sample weight:
+    **ρ.** ``ρ_t = ρ`` for a +1 example and ``1`` for a −1 example, times the row's sample weight:
 
     * ``Sum(alpha_p, rho="offline")`` (the default): ``ρ = α_p T_n / (α_n T_p)`` with ``T_p, T_n`` counted over
       the rows given to ``fit`` (rows of weight 0 excluded; ``fit`` refuses a ``y`` reduced to one class). In
@@ -165,7 +165,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     * ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: an online pass is
       order- and repetition-dependent, so an integer weight is not the same as repeated rows;
     * ``check_class_weight_classifiers``: ``class_weight`` sets ρ, which reweights the updates of a one-pass
-      linear model without intercept (SPEC §1); it cannot shift the decision threshold far enough for that
+      linear model without intercept; it cannot shift the decision threshold far enough for that
       check's very noisy blobs (87% of predictions in the heavy class).
 
     Sparse input is accepted and densified batch by batch. No intercept is fitted (append a constant feature,
@@ -249,6 +249,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         learner = COG() if self.learner is None else self.learner
         if not isinstance(learner, Learner):
             raise TypeError(f"learner must be a jcsol learner (e.g. jcsol.COG()), got {learner!r}")
+        check_hyperparameters(learner)
         grids = {k: np.shape(v) for k, v in learner.hyperparameters().items() if np.ndim(v) != 0}
         if grids:
             raise ValueError(f"{learner.name} has array hyperparameters {grids}: OnlineClassifier trains one model; "
@@ -276,8 +277,14 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 return Sum(alpha_p=0.5, rho=mode)
             if not isinstance(cw, dict):
                 raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
-            w_pos = float(cw.get(self.pos_label_, 1.0))
-            w_neg = float(cw.get(self.neg_label_, 1.0))
+            unknown = [k for k in cw if k not in self.classes_.tolist()]
+            if unknown:
+                raise ValueError(f"class_weight has labels {unknown} that are not classes {self.classes_.tolist()}")
+            try:
+                w_pos = float(cw.get(self.pos_label_, 1.0))
+                w_neg = float(cw.get(self.neg_label_, 1.0))
+            except (TypeError, ValueError):
+                raise ValueError(f"class_weight values must be numbers, got {cw!r}") from None
             if not (np.isfinite(w_pos) and np.isfinite(w_neg) and w_pos > 0 and w_neg > 0):
                 raise ValueError(f"class_weight values must be finite and > 0, got {cw!r}")
             return _FixedRho(rho=w_pos / w_neg)
@@ -300,6 +307,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return self._prepare(X)
 
     def _prepare(self, X) -> np.ndarray:
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
         if _sparse.issparse(X):
             X = X.toarray()
         X = np.asarray(X, dtype=np.float64)
@@ -424,7 +433,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return f if self.pos_label_ == self.classes_[1] else -f
 
     def predict(self, X) -> np.ndarray:
-        """``pos_label_`` where ``f = w·x >= 0``, the other class elsewhere (SPEC §1)."""
+        """``pos_label_`` where ``f = w·x >= 0``, the other class elsewhere."""
         f = self._scores(X)
         return np.where(f >= 0, self.pos_label_, self.neg_label_).astype(self.classes_.dtype)
 

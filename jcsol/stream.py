@@ -42,17 +42,40 @@ def check_features(X) -> np.ndarray | SparseRows:
         indices = np.asarray(X.indices)
         if values.shape != indices.shape or values.ndim != 2:
             raise ValueError(f"SparseRows: indices {indices.shape} and values {values.shape} must be equal 2-D shapes")
+        if not np.issubdtype(indices.dtype, np.integer):
+            raise TypeError(f"SparseRows: indices must be integers, got dtype {indices.dtype}")
+        if isinstance(X.n_features, bool) or not isinstance(X.n_features, (int, np.integer)) or X.n_features < 1:
+            raise ValueError(f"SparseRows: n_features must be an integer >= 1, got {X.n_features!r}")
+        if not np.issubdtype(values.dtype, np.number) or np.issubdtype(values.dtype, np.complexfloating):
+            raise TypeError(f"SparseRows: values must be real numbers, got dtype {values.dtype}")
         if indices.size and (indices.min() < 0 or indices.max() >= X.n_features):
             raise ValueError(f"SparseRows: indices must lie in [0, {X.n_features})")
         _check_finite(values)
+        _check_unique_columns(indices, values)
         return SparseRows(indices.astype(np.int32), values, int(X.n_features))
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (examples × features), got shape {X.shape}")
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+    if X.shape[1] == 0:
+        raise ValueError(f"X has no features (shape {X.shape})")
     _check_finite(X)
     return X
+
+
+def _check_unique_columns(indices: np.ndarray, values: np.ndarray) -> None:
+    """Refuses a row naming one column twice with non-zero values: dot products would add them up while a
+    row norm computed entry by entry would not (L2 normalisation would then leave a norm other than 1)."""
+    if indices.shape[1] < 2:
+        return
+    key = np.where(values != 0, indices.astype(np.int64), -1 - np.arange(indices.shape[1])[None, :])
+    key.sort(axis=1)
+    repeated = (key[:, 1:] == key[:, :-1]) & (key[:, 1:] >= 0)
+    if repeated.any():
+        row, at = np.argwhere(repeated)[0]
+        raise ValueError(f"SparseRows: row {int(row)} holds column {int(key[row, at])} twice with non-zero values; "
+                         "merge them (add the values) first")
 
 
 def _check_finite(values: np.ndarray) -> None:
@@ -100,7 +123,10 @@ def check_stream(X, y) -> tuple[np.ndarray | SparseRows, np.ndarray]:
 
 def check_costs(costs, n: int) -> np.ndarray:
     """Example costs as a float array of length ``n``, refusing negative, NaN or infinite values."""
-    costs = np.asarray(costs, dtype=np.float64)
+    try:
+        costs = np.asarray(costs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"costs must be real numbers, one per example, got {type(costs).__name__}") from None
     if costs.shape != (n,):
         raise ValueError(f"costs must have one value per example, shape ({n},), got {costs.shape}")
     if not np.all(np.isfinite(costs)):
@@ -108,3 +134,40 @@ def check_costs(costs, n: int) -> np.ndarray:
     if np.any(costs < 0):
         raise ValueError(f"costs must be >= 0, found {costs.min()} at row {int(np.argmin(costs))}")
     return costs
+
+
+def _count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_run_options(*, key, curve_points, record_scores, chunk_size, checkpoint, checkpoint_every, progress,
+                      on_chunk) -> str | None:
+    """Checks :func:`jcsol.run`'s options before any work (a float, bool or zero where a count is meant would
+    otherwise be rounded or replaced silently, and a bad checkpoint path found only after the first chunk);
+    returns the checkpoint path as a string (``None`` without one)."""
+    import jax
+
+    from .checkpoint import check_checkpoint_path
+
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer, jax.Array)):
+        raise TypeError(f"key must be an int seed or a jax.random.key, got {key!r}")
+    if isinstance(key, (int, np.integer)) and not 0 <= key < 2**32:  # JAX keeps 32 bits: 2**32 would equal 0
+        raise ValueError(f"key must be a seed in [0, 2**32), got {key}")
+    if isinstance(key, jax.Array):
+        typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+        if not ((typed and key.shape == ()) or (key.dtype == np.uint32 and key.shape == (2,))):
+            raise ValueError(f"key must be one jax.random.key (or a raw (2,) uint32 key), got {key.dtype} {key.shape}")
+    _count("curve_points", curve_points, 0)
+    if chunk_size is not None:
+        _count("chunk_size", chunk_size, 1)
+    _count("checkpoint_every", checkpoint_every, 1)
+    for name, flag in (("record_scores", record_scores), ("progress", progress)):
+        if not (isinstance(flag, (bool, np.bool_)) or (name == "progress" and flag is None)):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    if on_chunk is not None and not callable(on_chunk):
+        raise TypeError(f"on_chunk must be callable, got {type(on_chunk).__name__}")
+    return None if checkpoint is None else check_checkpoint_path(checkpoint)

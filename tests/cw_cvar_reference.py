@@ -1,16 +1,21 @@
-"""Independent float64 NumPy reference for the CW-CVaR family of 002 (SPEC §4), one example at a time.
+"""Independent float64 NumPy reference for the CW-CVaR family (A. Ali, K. Collins-Thompson, *Robust
+Cost-Sensitive Confidence-Weighted Classification*), one example at a time.
 
-Written from the paper and SPEC, not from jcsol's code (this module does not import jcsol): plain loops,
+Written from the paper, not from jcsol's code (this module does not import jcsol): plain loops,
 Σ itself updated by Eq. 10 (jcsol keeps a square root), λ by the paper's closed form of Eq. 12 exactly as
 printed (jcsol rearranges it to avoid cancellation), ω_ε from Table I (with the readings documented in
 jcsol: symmetric ``√(1−ε)/(√2 ε)`` for ε ≥ ½, symmetric-unimodal ``2√(1−ε)/(3ε)`` for ε ≥ ⅔), the cost
-buffer as a Python list of every cost seen (002 Alg. 1; jcsol's reservoir holds them all while the stream is
+buffer as a Python list of every cost seen (Alg. 1; jcsol's reservoir holds them all while the stream is
 no longer than the buffer), ``c* = CVaR_τ`` of the list (the top ``τn`` costs, the boundary one with a
-fractional weight), CW-robust's posterior by Eqs. 14–15 with explicit inverses.
+fractional weight) or its τ-quantile from the top (the ``⌈τn⌉``-th largest cost), CW-robust's posterior by
+Eqs. 14–15 with explicit inverses.
 
-The documented conventions are applied too: no update where ``c = 0`` or ``v = 0``; the diagonal covariance
-drops the off-diagonal entries of the precision update, ``1/s ← 1/s + 2λω x²`` (Dredze, Crammer, Pereira
-2008); CW-costs is the exact CW of ``baselines_reference.CWFamily`` (Crammer, Dredze, Pereira 2008, closed
+The documented readings and conventions are applied too: ``reading="scaled"`` solves Eq. 11 with ``ωc²`` in
+place of ``ω``; no update where ``v = 0``, nor where ``c = 0`` unless ``zero_cost="limit"``, which moves the
+mean by ``u y Σx`` with ``u`` the ``c → 0`` root of Eq. 11 written in ``u = λc`` (as printed:
+``2v u² + 2M̄u − 1 = 0`` and the variance along ``x`` set to 0; scaled: ``u = max(0, −M̄)/v``, Σ kept); the
+diagonal covariance projects the precision update onto the diagonal, ``1/s ← 1/s + 2λω x²`` (Dredze, Crammer,
+Pereira 2008); CW-costs is the exact CW of ``baselines_reference.CWFamily`` (Crammer, Dredze, Pereira 2008, closed
 form restated in Wang, Zhao, Hoi 2012, with jcsol's documented variance floor), its mean step scaled by ``κ·c``
 (or by ``κ·c/c̄`` with ``c̄`` the mean of the costs so far, ``relative=True``).
 """
@@ -29,7 +34,7 @@ TIE_RTOL = 1e-9   # c* <= c(x_t) is decided with this relative slack: c* is a we
 
 
 def omega(eps: float, assumption: str) -> float:
-    """ω_ε of 002 Table I."""
+    """ω_ε of the paper's Table I."""
     if assumption == "gaussian":
         z = NormalDist().inv_cdf(1.0 - eps)
         return math.exp(-0.5 * z * z) / (eps * math.sqrt(2 * math.pi))
@@ -47,9 +52,15 @@ def omega(eps: float, assumption: str) -> float:
 
 
 def psi(m: float, v: float, c: float, w: float) -> float:
-    """The positive root ψ of 002 Eq. 11 as printed in Eq. 12."""
+    """The positive root ψ of Eq. 11 as printed in Eq. 12."""
     b = c + 2 * w * m
     return (-b + math.sqrt(b * b - 8 * w * (c * m - w * v))) / (4 * w * c * v)
+
+
+def quantile_top(costs: list[float], tau: float) -> float:
+    """The ``⌈τn⌉``-th largest of ``costs`` (τn within 1e-4 of an integer counts as that integer)."""
+    b = sorted(costs, reverse=True)
+    return b[max(0, math.ceil(tau * len(b) - 1e-4) - 1)]
 
 
 def cvar_top(costs: list[float], tau: float) -> float:
@@ -69,8 +80,8 @@ def cvar_top(costs: list[float], tau: float) -> float:
 class _Gaussian:
     """The shared part: N(μ, Σ) and the CVaR update of Eqs. 12, 9, 10."""
 
-    def __init__(self, d: int, diagonal: bool):
-        self.diagonal = diagonal
+    def __init__(self, d: int, diagonal: bool, reading: str = "printed", zero_cost: str = "skip"):
+        self.diagonal, self.reading, self.zero_cost = diagonal, reading, zero_cost
         self.mu = np.zeros(d)
         self.sigma = np.ones(d) if diagonal else np.eye(d)
 
@@ -78,19 +89,35 @@ class _Gaussian:
         m = y * float(self.mu @ x)
         sx = self.sigma * x if self.diagonal else self.sigma @ x
         v = float(x @ sx)
-        if c <= 0 or v <= 0 or c * m >= w * v:
+        if v <= 0:
+            return
+        if c == 0 and self.zero_cost == "limit":
+            if self.reading == "scaled":
+                self.mu = self.mu + max(0.0, -m) / v * y * sx
+                return
+            u = (-m + math.sqrt(m * m + 2 * v)) / (2 * v)
+            self.mu = self.mu + u * y * sx
+            if self.diagonal:
+                self.sigma = np.where(x != 0, 0.0, self.sigma)
+            else:
+                self.sigma = self.sigma - np.outer(sx, sx) / v
+            return
+        if self.reading == "scaled":
+            w = w * c * c
+        if c <= 0 or c * m >= w * v:
             return
         lam = max(0.0, psi(m, v, c, w))
         self.mu = self.mu + lam * c * y * sx
         if self.diagonal:
-            self.sigma = 1.0 / (1.0 / self.sigma + 2 * lam * w * x * x)
+            with np.errstate(divide="ignore"):   # a variance of 0 (after a zero-cost limit) stays 0
+                self.sigma = 1.0 / (1.0 / self.sigma + 2 * lam * w * x * x)
         else:
             self.sigma = self.sigma - (2 * lam * w / (1 + 2 * lam * w * v)) * np.outer(sx, sx)
 
 
 class CWNoBuffer(_Gaussian):
-    def __init__(self, d, epsilon=0.05, assumption="gaussian", diagonal=False):
-        super().__init__(d, diagonal)
+    def __init__(self, d, epsilon=0.05, assumption="gaussian", diagonal=False, **options):
+        super().__init__(d, diagonal, **options)
         self.w = omega(epsilon, assumption)
 
     def step(self, x, y, c):
@@ -100,15 +127,17 @@ class CWNoBuffer(_Gaussian):
 
 
 class CWCVaR(_Gaussian):
-    def __init__(self, d, alpha=0.05, beta=0.2, tau=0.05, assumption="gaussian", diagonal=False):
-        super().__init__(d, diagonal)
+    def __init__(self, d, alpha=0.05, beta=0.2, tau=0.05, assumption="gaussian", diagonal=False,
+                 buffer_statistic="cvar", **options):
+        super().__init__(d, diagonal, **options)
         self.w_alpha, self.w_beta = omega(alpha, assumption), omega(beta, assumption)
         self.tau, self.buffer = tau, []
+        self.statistic = cvar_top if buffer_statistic == "cvar" else quantile_top
         self.high = []   # whether each round used α
 
     def choose(self, c):
         self.buffer.append(c)
-        c_star = cvar_top(self.buffer, self.tau)
+        c_star = self.statistic(self.buffer, self.tau)
         high = c_star <= c * (1 + TIE_RTOL)   # c* = c exactly when the top costs equal c (rounding aside)
         self.high.append(high)
         return self.w_alpha if high else self.w_beta
@@ -147,7 +176,7 @@ class CWRobust(CWCVaR):
 
 
 class CWCosts:
-    """CW-costs (002): exact CW — the baselines' reference, on Σ itself with the variance floor — with the mean
+    """CW-costs: exact CW — the baselines' reference, on Σ itself with the variance floor — with the mean
     step scaled by κ·c (c relative to the mean of the costs seen so far with ``relative``)."""
 
     def __init__(self, d, eta=0.7, cost_scale=1.0, relative=False):

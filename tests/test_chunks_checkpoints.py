@@ -103,3 +103,69 @@ def test_corrupted_checkpoints_are_refused(german, tmp_path):
     path.write_text("not a checkpoint")
     with pytest.raises(CheckpointError, match="unreadable"):
         jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+
+
+def _rewrite(path, change):
+    """Rewrites the checkpoint at ``path`` with ``change(meta, arrays)`` applied, keeping the archive readable."""
+    import json
+
+    with np.load(path) as archive:
+        arrays = {k: archive[k].copy() for k in archive.files}
+    meta = json.loads(arrays["meta"].tobytes().decode())
+    change(meta, arrays)
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+@pytest.mark.parametrize("field, value", [("chunks_done", 1), ("chunks_done", 99), ("n_chunks", 3),
+                                          ("fingerprint", "0" * 64), ("n_leaves", 1), ("extra", 1)])
+def test_every_checkpoint_field_is_covered_by_its_digest(german, tmp_path, field, value):
+    X, y = german
+    path = tmp_path / "d.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=250, checkpoint=path, checkpoint_every=2)
+    _rewrite(path, lambda meta, arrays: meta.__setitem__(field, value))
+    with pytest.raises(CheckpointError, match="corrupted|unreadable"):
+        jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=250, checkpoint=path)
+
+
+def test_checkpoint_of_the_previous_format_is_refused(german, tmp_path):
+    from jcsol.checkpoint import _digest
+
+    X, y = german
+    path = tmp_path / "old.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+
+    def to_format_1(meta, arrays):
+        meta["format"] = 1
+        meta["digest"] = _digest(meta, [arrays[f"leaf_{i}"] for i in range(meta["n_leaves"])])
+
+    _rewrite(path, to_format_1)
+    with pytest.raises(CheckpointError, match="format 1.*reads format 2"):
+        jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+
+
+def test_fingerprint_covers_the_key_with_explicit_orders_and_the_costs(german, tmp_path):
+    X, y = german
+    orders = np.stack([np.arange(len(y)), np.arange(len(y))[::-1]])
+    path = tmp_path / "k.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=orders, key=0, chunk_size=500, checkpoint=path)
+    with pytest.raises(CheckpointError, match="different run"):
+        jcsol.run(jcsol.COG(), X, y, perms=orders, key=1, chunk_size=500, checkpoint=path)
+    with pytest.raises(CheckpointError, match="different run"):
+        jcsol.run(jcsol.COG(), X, y, perms=orders, key=0, chunk_size=500, checkpoint=path, costs=np.ones(len(y)))
+
+
+def test_checkpoint_errors_come_before_the_run(german, tmp_path):
+    X, y = german
+    calls = []
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        jcsol.run(jcsol.COG(), X, y, perms=1, checkpoint=tmp_path / "missing" / "c.ckpt", on_chunk=calls.append)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        jcsol.run(jcsol.COG(), X, y, perms=1, checkpoint=tmp_path, on_chunk=calls.append)
+    path = tmp_path / "r.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=1, chunk_size=500, checkpoint=path)
+    with pytest.raises(ValueError, match="record_scores needs every round"):
+        jcsol.run(jcsol.COG(), X, y, perms=1, chunk_size=500, checkpoint=path, record_scores=True,
+                  on_chunk=calls.append)
+    assert calls == []

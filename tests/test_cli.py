@@ -131,3 +131,77 @@ def test_reproduce_prints_paper_beside_jcsol(tmp_path, capsys, monkeypatch):
     assert row["learner"] == "ACOG-I" and row["paper"] == 62.954
     assert row["diff"] == pytest.approx(row["mean"] - 62.954)
     assert f"{row['mean']:.3f} ± {row['std']:.3f}" in line
+
+
+def _table_csv(path, n=300, seed=0):
+    """A labelled table with numeric and categorical columns, the positives tied to a country and the amount."""
+    rng = np.random.default_rng(seed)
+    country = rng.choice(["US", "FR", "DE", "BR"], n)
+    amount = rng.lognormal(3, 1, n)
+    fraud = np.where((country == "BR") & (amount > 15) | (rng.random(n) < 0.03), "yes", "no")
+    path.write_text("amount,hour,country,device,fraud\n" + "".join(
+        f"{a:.4f},{h},{c},{d},{f}\n" for a, h, c, d, f in zip(amount, rng.integers(0, 24, n), country,
+                                                              rng.integers(0, 5, n), fraud)))
+    return path
+
+
+def test_run_on_a_csv_table_equals_the_python_run(tmp_path, capsys):
+    """``--data FILE.csv --label COLUMN``: the rows of jcsol.features.load_table, the selection of jcsol.run."""
+    from jcsol.features import load_table
+
+    csv_path, out_json = _table_csv(tmp_path / "pay.csv"), tmp_path / "out.json"
+    assert cli.main(["run", "--data", str(csv_path), "--label", "fraud", "--positive", "yes", "--categorical",
+                     "country,device", "--numeric", "amount,hour", "--bits", "10", "--learner", "COG-I",
+                     "--perms", "3", "--grid", "eta=1e-1:1e1", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "300 examples × 1024 features" in out
+    X, y, enc = load_table(csv_path, "fraud", positive="yes", categorical=["country", "device"],
+                           numeric=["amount", "hour"], bits=10)
+    assert enc.numeric == ("amount", "hour") and enc.categorical == ("country", "device")
+    best = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-1, 1e1)), X, y, perms=3).best("sum")
+    doc = json.loads(out_json.read_text())
+    assert doc["positives"] == int((y > 0).sum()) > 0 and doc["features"] == 1024
+    assert doc["learners"]["COG-I"]["chosen"]["eta"] == best.params["eta"]
+    assert doc["learners"]["COG-I"]["mean"]["sum"] == pytest.approx(float(best.result.sum.mean()), abs=1e-6)
+    # columns inferred (numeric dtypes numeric), 2**18 slots by default
+    assert cli.main(["run", "--data", str(csv_path), "--label", "fraud", "--positive", "yes", "--learner",
+                     "ACOG-I-diag", "--perms", "2", "--grid", "eta=1,10"]) == 0
+    assert "300 examples × 262144 features" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    ([], "is a table: name its label column with --label COLUMN"),
+    (["--label", "fraud"], "pass positive=<value>"),
+    (["--label", "nope"], "label column 'nope' not in the table"),
+    (["--label", "fraud", "--positive", "yes", "--numeric", "amount,zz"], "column(s) ['zz'] not in the table"),
+    (["--label", "fraud", "--positive", "yes", "--numeric", "country"], "numeric column 'country' holds the non-numeric value"),
+    (["--label", "fraud", "--positive", "maybe"], "positive=['maybe']: not in the label column 'fraud'"),
+    (["--label", "fraud", "--bits", "31"], "--bits must be in [1, 30]"),
+    (["--label", "fraud", "--categorical", "a,,b"], "column names separated by commas"),
+])
+def test_table_errors_are_one_line(tmp_path, extra, message, capsys):
+    csv_path = _table_csv(tmp_path / "pay.csv", n=40)
+    try:
+        rc = cli.main(["run", "--data", str(csv_path), "--learner", "COG-I", "--perms", "1", *extra])
+    except SystemExit as exit_:
+        rc = exit_.code
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("jcsol: error: ") and message in err, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--data", "german", "--label", "y"], "--label is for a table"),
+    (["run", "--data", "german", "--bits", "8"], "--bits: only for a table"),
+    (["run", "--data", "german", "--positive", "bad"], "LIBSVM labels are numbers"),
+])
+def test_table_options_on_libsvm_data_are_refused(argv, message, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_positive_still_picks_a_libsvm_class(capsys):
+    """``--positive`` (now text) is read as a number for LIBSVM data: german's +1 class named as 1."""
+    assert cli.main(["run", "--data", "german", "--positive", "1", "--learner", "COG-I", "--perms", "1",
+                     "--grid", "eta=1"]) == 0
+    assert "1000 examples × 24 features, 300 positive" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""The CW-CVaR family of 002 (jcsol/algorithms/cw_cvar.py).
+"""The CW-CVaR family of Ali, Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*
+(jcsol/algorithms/cw_cvar.py).
 
 * ω_ε of each margin-distribution assumption against a direct numerical evaluation of its definition: the
   CVaR of the standard normal by quadrature of its quantile function (Gaussian); for the symmetric,
@@ -7,9 +8,12 @@
   continuity at the breakpoints.
 * λ of Eq. 12 against a numerical root of Eq. 11 (``scipy.optimize.brentq``) on random inputs, and the
   constraint it makes active.
-* the cost buffer (reservoir, c*) against NumPy.
+* the two readings of the cost's role against the paper's description of its Fig. 2; the c → 0⁺ limit
+  against λ·c at a tiny positive cost.
+* the cost buffer (reservoir, c* as the top-τ mean or the τ-quantile) against NumPy.
 * every learner step by step against the float64 NumPy reference (tests/cw_cvar_reference.py) on the shipped
-  german set with the loan-amount costs: predictions equal at every round, scores and final means equal up to
+  german set with the loan-amount costs (both readings, both buffer statistics, zero costs skipped or
+  taken to the limit): predictions equal at every round, scores and final means equal up to
   float32 rounding.
 """
 
@@ -27,8 +31,8 @@ from scipy import integrate, optimize, stats
 import cw_cvar_reference as reference
 import jcsol
 from jcsol.algorithms import cw_cvar
-from jcsol.algorithms.cw_cvar import (CWCVaR, CWCosts, CWNoBuffer, CWRobust, buffer_add, buffer_cvar, cvar_lambda,
-                                      omega)
+from jcsol.algorithms.cw_cvar import (CWCVaR, CWCosts, CWNoBuffer, CWRobust, buffer_add, buffer_cvar, buffer_quantile,
+                                      cvar_lambda, omega, zero_cost_limit)
 from jcsol.base import Example
 
 EPSILONS = [0.01, 0.05, 0.1, 0.2, 0.3, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.7, 0.8, 0.9, 0.99]
@@ -112,7 +116,7 @@ def test_omega_is_continuous_and_decreasing(assumption, breaks):
         grid = np.linspace(0.005, 0.995, 397)
         values = np.asarray(omega(jnp.asarray(grid), assumption))
         assert np.all(np.diff(values) < 0)
-    # the literal reading of the symmetric row of 002 Table I (√(1−ε)/√(2ε) above ½) jumps at ½; ours does not
+    # the literal reading of the symmetric row of Table I (√(1−ε)/√(2ε) above ½) jumps at ½; ours does not
     literal = math.sqrt(1 - 0.5) / math.sqrt(2 * 0.5)
     assert abs(literal - float(omega(0.5, "symmetric"))) > 0.25
 
@@ -129,7 +133,7 @@ def test_omega_ordering_of_the_assumptions():
 # -- λ ----------------------------------------------------------------------------------------------------------
 
 def _eq11(lam, m, v, c, w):
-    """002 Eq. 11 as printed, LHS − RHS."""
+    """Eq. 11 as printed, LHS − RHS."""
     return c * m + c * c * lam * v - (w * v - w * v * v * 2 * lam * w / (1 + 2 * lam * w * v))
 
 
@@ -187,6 +191,64 @@ def test_update_makes_the_constraint_active():
     assert checked > 5
 
 
+def test_fig2_ratio_fits_the_scaled_reading_not_the_printed_one():
+    """The paper's Fig. 2: λ_gaussian/λ_arbitrary at M̄ = 0, v = 1 for costs c = 0.5 … 10; its text says the
+    ratio is near 1 for high costs and further from 1 as the cost falls. As printed the ratio moves the other
+    way; with the scaled reading (ω → ωc²) it moves as described, and the two are mirror images
+    (ratio_scaled(c) = ratio_printed(1/c))."""
+    costs = np.array([0.5, 1.0, 2.0, 5.0, 10.0])
+    with jax.enable_x64(True):
+        for eps in (0.01, 0.05, 0.2):
+            wg, wa = (float(omega(jnp.float64(eps), k)) for k in ("gaussian", "arbitrary"))
+
+            def ratio(c, scale):
+                c = jnp.asarray(c, jnp.float64)
+                s = c * c if scale else 1.0
+                return np.asarray(cvar_lambda(0.0, 1.0, c, wg * s) / cvar_lambda(0.0, 1.0, c, wa * s))
+            printed, scaled = ratio(costs, False), ratio(costs, True)
+            assert np.all(np.diff(printed) < 0) and np.all(np.diff(scaled) > 0)
+            assert np.all((printed < 1) & (scaled < 1))
+            np.testing.assert_allclose(scaled, ratio(1.0 / costs, False), rtol=1e-12)
+            assert abs(1 - scaled[-1]) < 0.05 < abs(1 - scaled[0])   # near 1 at c = 10, not at c = 0.5
+
+
+def test_zero_cost_limit_is_the_limit_of_the_update():
+    """λ·c at c = 1e-9 (float64) equals the limit's mean step; λ itself grows like 1/c as printed."""
+    rng = np.random.default_rng(3)
+    with jax.enable_x64(True):
+        for _ in range(50):
+            m, v = float(rng.normal(0, 2)), float(np.exp(rng.uniform(-3, 2)))
+            w = float(omega(jnp.float64(rng.choice([0.05, 0.3, 0.9])), "arbitrary"))
+            c = 1e-9
+            u, collapse = zero_cost_limit(m, v, "printed")
+            assert bool(collapse)
+            assert c * float(cvar_lambda(m, v, c, w)) == pytest.approx(float(u), rel=1e-6)
+            assert float(cvar_lambda(m, v, c, w)) > 1e6
+            u, collapse = zero_cost_limit(m, v, "scaled")
+            assert not bool(collapse)
+            assert c * float(cvar_lambda(m, v, c, w * c * c)) == pytest.approx(float(u), rel=1e-6, abs=1e-6)
+    # one full-covariance round at c = 0: the mean moves by u·y·Σx, the variance along x is gone (as printed)
+    x, mu0 = np.array([0.3, -1.2, 0.5]), np.array([0.2, 0.4, -0.1])
+    with jax.enable_x64(True):
+        learner = CWNoBuffer(zero_cost="limit")
+        state = learner.init(3, jax.random.key(0))._replace(mu=jnp.asarray(mu0))
+        new, _ = learner.step(state, Example(jnp.asarray(x), jnp.float64(1.0), jnp.float64(1.0), jnp.float64(0.0)))
+        u, _ = zero_cost_limit(float(mu0 @ x), float(x @ x), "printed")
+        np.testing.assert_allclose(new.mu, mu0 + float(u) * x, rtol=1e-12)
+        assert float(x @ new.root @ new.root.T @ x) < 1e-12 * float(x @ x)
+        skipped, _ = CWNoBuffer().step(state, Example(jnp.asarray(x), jnp.float64(1.0), jnp.float64(1.0),
+                                                      jnp.float64(0.0)))
+        np.testing.assert_array_equal(skipped.mu, mu0)
+    with pytest.raises(ValueError, match="zero_cost"):
+        CWNoBuffer(zero_cost="zero")
+    with pytest.raises(ValueError, match="reading"):
+        CWCVaR(reading="std")
+    with pytest.raises(ValueError, match="buffer_statistic"):
+        CWCVaR(buffer_statistic="median")
+    assert CWCVaR(reading="scaled", buffer_statistic="quantile", zero_cost="limit", diagonal=True).name == \
+        "CW-CVaR-gaussian-diag-scaled-quantile-limit"
+
+
 # -- the cost buffer --------------------------------------------------------------------------------------------
 
 def test_buffer_cvar_is_the_top_fraction_mean():
@@ -201,6 +263,8 @@ def test_buffer_cvar_is_the_top_fraction_mean():
         buf[:n] = np.sort(values.astype(np.float32))[::-1]
         got = float(buffer_cvar(jnp.asarray(buf), jnp.int32(seen), jnp.float32(tau)))
         assert got == pytest.approx(reference.cvar_top(list(buf[:n].astype(np.float64)), tau), rel=1e-5)
+        want = reference.quantile_top(list(buf[:n].astype(np.float64)), tau)
+        assert float(buffer_quantile(jnp.asarray(buf), jnp.int32(seen), jnp.float32(tau))) == want
     # ties at the top give c* = the top cost exactly
     buf = jnp.asarray([3.0] * 7 + [1.0] * 93, jnp.float32)
     assert float(buffer_cvar(buf, jnp.int32(100), jnp.float32(0.05))) == 3.0
@@ -277,6 +341,11 @@ def german_costs(german):
     return X, y, np.where(y > 0, 5.0, 1.0) * amount
 
 
+def _some_zero(costs):
+    """The loan-amount costs with every seventh one set to 0."""
+    return np.where(np.arange(len(costs)) % 7 == 3, 0.0, costs)
+
+
 A2, B2 = [0.01, 0.1], [0.3, 0.9]
 NU = np.linspace(-0.5, 0.5, 24)
 UPS = np.where(np.arange(24) % 3 == 0, np.inf, 0.5)
@@ -292,6 +361,27 @@ CASES = {
     "CW-nobuffer-symmetric": (lambda: CWNoBuffer(epsilon=[0.05, 0.7], assumption="symmetric"),
                               lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], assumption="symmetric"),
                               "amount"),
+    "CW-CVaR-arbitrary-diag-scaled-quantile": (
+        lambda: CWCVaR(alpha=A2, beta=B2, assumption="arbitrary", diagonal=True, reading="scaled",
+                       buffer_statistic="quantile"),
+        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="arbitrary", diagonal=True,
+                                   reading="scaled", buffer_statistic="quantile"), "unit amount"),
+    "CW-CVaR-gaussian-quantile": (lambda: CWCVaR(alpha=A2, beta=B2, buffer_statistic="quantile"),
+                                  lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k],
+                                                             buffer_statistic="quantile"), "amount"),
+    "CW-nobuffer-gaussian-scaled": (lambda: CWNoBuffer(epsilon=[0.05, 0.7], reading="scaled"),
+                                    lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], reading="scaled"),
+                                    "unit amount"),
+    # as printed, the limit removes the variance along x: the diagonal stops learning exactly (the full Σ's
+    # left-over variance after ~d such rounds is float32 rounding, which the float64 reference does not share)
+    "CW-nobuffer-unimodal-diag-limit": (
+        lambda: CWNoBuffer(epsilon=[0.05, 0.7], assumption="unimodal", diagonal=True, zero_cost="limit"),
+        lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], assumption="unimodal", diagonal=True,
+                                       zero_cost="limit"), "some zero"),
+    "CW-CVaR-symmetric-diag-scaled-limit": (
+        lambda: CWCVaR(alpha=A2, beta=B2, assumption="symmetric", diagonal=True, reading="scaled", zero_cost="limit"),
+        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="symmetric", diagonal=True,
+                                   reading="scaled", zero_cost="limit"), "some zero unit"),
     "CW-costs-relative": (lambda: CWCosts(eta=[0.7, 0.9], cost_scale=[1.0, 0.3], relative=True),
                           lambda k: reference.CWCosts(24, eta=[0.7, 0.9][k], cost_scale=[1.0, 0.3][k], relative=True),
                           "amount"),
@@ -299,7 +389,8 @@ CASES = {
                            lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k]), "amount"),
     "CW-robust-gaussian-diag": (lambda: CWRobust(alpha=A2, beta=B2, prior_mean=NU, prior_var=UPS,
                                                  prior_mean_coef=KAPPA, diagonal=True),
-                                lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k], diagonal=True),
+                                lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k],
+                                                             diagonal=True),
                                 "amount"),
 }
 
@@ -312,6 +403,10 @@ def test_learner_matches_float64_reference_on_german(name, german_costs):
     assert learner.name == name
     if cost_kind is None:   # the class weight ρ_t of the default objective
         costs, ref_costs = None, np.where(y > 0, (y < 0).sum() / (y > 0).sum(), 1.0)
+    elif cost_kind.startswith("some zero"):
+        costs = ref_costs = _some_zero(amount_costs / (amount_costs.mean() if cost_kind.endswith("unit") else 1.0))
+    elif cost_kind == "unit amount":   # the scaled reading needs costs of mean ~1 (see CWCVaR's reading)
+        costs = ref_costs = amount_costs / amount_costs.mean()
     else:                   # 5 × or 1 × the credit amount
         costs = ref_costs = amount_costs
     res = jcsol.run(learner, X, y, perms=2, costs=costs, record_scores=True, key=3)

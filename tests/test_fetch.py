@@ -4,13 +4,15 @@ resume after a dropped connection or an interrupted process, servers without ran
 import bz2
 import hashlib
 import http.server
+import json
 import threading
+import urllib.request
 
 import numpy as np
 import pytest
 
 import jcsol
-from jcsol.datasets.fetch import REGISTRY, ChecksumError, DownloadError, Remote
+from jcsol.datasets.fetch import REGISTRY, ChecksumError, DownloadError, Remote, _NoDowngrade
 
 from conftest import shared_data
 
@@ -29,7 +31,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         start = 0
-        if rng and server.ranges:
+        etag = f'"{hashlib.sha256(data).hexdigest()[:16]}"'
+        if_range = self.headers.get("If-Range")
+        if rng and server.ranges and (if_range is None or if_range == etag):
             start = int(rng.removeprefix("bytes=").split("-")[0])
             if start >= len(data):
                 self.send_response(416)
@@ -37,10 +41,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+        partial = bool(rng and server.ranges and (if_range is None or if_range == etag))
         body = data[start:]
-        self.send_response(206 if start or (rng and server.ranges) else 200)
-        self.send_header("Content-Length", str(len(body)))
-        if rng and server.ranges:
+        self.send_response(206 if partial else 200)
+        if server.lengths:
+            self.send_header("Content-Length", str(len(body)))
+        else:
+            self.close_connection = True  # the body ends when the connection closes
+        if server.validators:
+            self.send_header("ETag", etag)
+        if partial:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Accept-Ranges", "bytes" if server.ranges else "none")
         self.end_headers()
@@ -62,6 +72,7 @@ def server():
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.files, httpd.requests, httpd.drop_after, httpd.drops_left, httpd.ranges = {}, [], {}, 0, True
+    httpd.lengths, httpd.validators = True, True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -86,7 +97,8 @@ def _sha(data: bytes) -> str:
 
 
 def test_download_loads_and_is_cached(server, german_file, tmp_path):
-    X, y = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    X, y = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                                timeout=5)
     assert server.requests == [("/binary/german.numer", None)]
     assert (tmp_path / "german.numer").read_bytes() == german_file
     assert not list(tmp_path.glob("*.part"))
@@ -95,14 +107,15 @@ def test_download_loads_and_is_cached(server, german_file, tmp_path):
     np.testing.assert_array_equal(y, ys)
     assert X.shape == (1000, 24) and (y == 1).sum() == 300
     # the cache: no second request; load's keyword arguments pass through
-    X2, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, normalize=False)
+    X2, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                                 normalize=False)
     assert len(server.requests) == 1
     assert not np.allclose(np.linalg.norm(X2, axis=1), 1.0)
 
 
 def test_cache_dir_from_environment(server, german_file, tmp_path, monkeypatch):
     monkeypatch.setenv("JCSOL_CACHE", str(tmp_path / "env-cache"))
-    jcsol.datasets.fetch("german.numer", base_url=server.url, timeout=5)
+    jcsol.datasets.fetch("german.numer", base_url=server.url, allow_http=True, timeout=5)
     assert (tmp_path / "env-cache" / "german.numer").read_bytes() == german_file
 
 
@@ -110,23 +123,94 @@ def test_dropped_connection_is_resumed_with_range(server, german_file, tmp_path)
     cut = 100_000
     server.drop_after["/binary/german.numer"] = cut
     server.drops_left = 1
-    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, sha256=_sha(german_file),
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                         sha256=_sha(german_file),
                          timeout=5)
     assert server.requests == [("/binary/german.numer", None), ("/binary/german.numer", f"bytes={cut}-")]
     assert _sha((tmp_path / "german.numer").read_bytes()) == _sha(german_file)
 
 
+def _interrupted(tmp_path, server, data: bytes, held: int, etag_of: bytes | None = None):
+    """A part left by an interrupted process, with the record of its origin (``etag_of``: the file it came from)."""
+    (tmp_path / "german.numer.part").write_bytes(data[:held])
+    etag = f'"{hashlib.sha256(etag_of or data).hexdigest()[:16]}"'
+    (tmp_path / "german.numer.part.json").write_text(
+        json.dumps({"url": server.url + "binary/german.numer", "total": len(etag_of or data), "validator": etag}))
+
+
 def test_part_left_by_an_interrupted_process_is_continued(server, german_file, tmp_path):
-    (tmp_path / "german.numer.part").write_bytes(german_file[:1234])
-    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    _interrupted(tmp_path, server, german_file, 1234)
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                         timeout=5)
     assert server.requests == [("/binary/german.numer", "bytes=1234-")]
     assert (tmp_path / "german.numer").read_bytes() == german_file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["german.numer"]
+
+
+def test_part_of_another_version_of_the_file_is_never_appended_to(server, german_file, tmp_path):
+    old = german_file.replace(b"+1", b"-1", 5)
+    _interrupted(tmp_path, server, old, 5000, etag_of=old)
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                         timeout=5)
+    assert (tmp_path / "german.numer").read_bytes() == german_file  # If-Range: the server sent the new file whole
+
+
+def test_part_without_a_record_of_its_origin_is_started_over(server, german_file, tmp_path):
+    (tmp_path / "german.numer.part").write_bytes(b"bytes of some other file")
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                         timeout=5)
+    assert server.requests == [("/binary/german.numer", None)]
+    assert (tmp_path / "german.numer").read_bytes() == german_file
+
+
+def test_body_without_a_length_is_not_taken_as_complete(server, german_file, tmp_path):
+    server.lengths = False
+    server.drop_after["/binary/german.numer"] = 5000
+    server.drops_left = 1
+    with pytest.raises(DownloadError, match="no length.*sha256="):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             timeout=5)
+    assert not (tmp_path / "german.numer").exists()
+    server.drops_left = 1  # with the digest, the cut body is refused and the whole file is fetched again
+    with pytest.raises(ChecksumError):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             timeout=5,
+                             sha256=_sha(german_file))
+    X, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                                timeout=5,
+                                sha256=_sha(german_file))
+    assert (tmp_path / "german.numer").read_bytes() == german_file and X.shape == (1000, 24)
+
+
+def test_https_only_unless_allowed_and_no_downgrading_redirect(server, german_file, tmp_path):
+    with pytest.raises(ValueError, match="not https; pass allow_http=True"):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url)
+    assert server.requests == []
+    handler = _NoDowngrade(allow_http=False)
+    request = urllib.request.Request("https://example.org/binary/a9a")
+    with pytest.raises(DownloadError, match="not https; refused"):
+        handler.redirect_request(request, None, 302, "Found", {}, "http://example.org/binary/a9a")
+    assert handler.redirect_request(request, None, 302, "Found", {}, "https://mirror.example.org/a9a") is not None
+    with pytest.raises(DownloadError, match="not https"):
+        _NoDowngrade(allow_http=True).redirect_request(request, None, 302, "Found", {}, "http://example.org/a9a")
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(sha256="abc"), "64 hexadecimal"), (dict(max_attempts=0), "max_attempts"), (dict(timeout=-1), "timeout"),
+    (dict(n_featres=3), "n_featres"), (dict(normalize="no"), "normalize"), (dict(dtype="int8"), "dtype"),
+    (dict(allow_http="yes"), "allow_http")])
+def test_bad_arguments_are_refused_before_any_request(server, tmp_path, kwargs, error):
+    kwargs = dict(base_url=server.url, allow_http=True) | kwargs
+    with pytest.raises((ValueError, TypeError), match=error):
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, **kwargs)
+    assert server.requests == []
 
 
 def test_server_without_ranges_restarts_the_file(server, german_file, tmp_path):
     server.ranges = False
     (tmp_path / "german.numer.part").write_bytes(b"garbage that must not stay at the start")
-    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                         timeout=5)
     assert len(server.requests) == 1
     assert (tmp_path / "german.numer").read_bytes() == german_file
 
@@ -134,7 +218,8 @@ def test_server_without_ranges_restarts_the_file(server, german_file, tmp_path):
 def test_wrong_checksum_is_refused_and_deleted(server, german_file, tmp_path):
     wrong = "0" * 64
     with pytest.raises(ChecksumError) as err:
-        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, sha256=wrong, timeout=5)
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             sha256=wrong, timeout=5)
     assert wrong in str(err.value) and _sha(german_file) in str(err.value)
     assert list(tmp_path.iterdir()) == []
 
@@ -143,15 +228,17 @@ def test_registry_checksum_is_used(server, german_file, tmp_path, monkeypatch):
     entry = REGISTRY["german.numer"]
     monkeypatch.setitem(REGISTRY, "german.numer", Remote(entry.path, None, "f" * 64, 24, entry.description))
     with pytest.raises(ChecksumError, match="f" * 64):
-        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             timeout=5)
     monkeypatch.setitem(REGISTRY, "german.numer", Remote(entry.path, None, _sha(german_file), 24, entry.description))
-    X, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    X, _ = jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                                timeout=5)
     assert X.shape == (1000, 24)
 
 
 def test_unknown_name_is_refused(server, tmp_path):
     with pytest.raises(ValueError, match="unknown dataset 'nope'.*a9a"):
-        jcsol.datasets.fetch("nope", cache_dir=tmp_path, base_url=server.url)
+        jcsol.datasets.fetch("nope", cache_dir=tmp_path, base_url=server.url, allow_http=True)
     assert server.requests == []
 
 
@@ -159,12 +246,14 @@ def test_attempts_are_bounded_and_the_part_kept(server, german_file, tmp_path):
     server.drop_after["/binary/german.numer"] = 10_000
     server.drops_left = 100
     with pytest.raises(DownloadError, match="3 requests"):
-        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, max_attempts=3, timeout=5)
+        jcsol.datasets.fetch("german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             max_attempts=3, timeout=5)
     assert len(server.requests) == 3
     assert (tmp_path / "german.numer.part").read_bytes() == german_file[:30_000]
     assert not (tmp_path / "german.numer").exists()
     with pytest.raises(DownloadError, match="404"):
-        jcsol.datasets.fetch("a9a", cache_dir=tmp_path, base_url=server.url, timeout=5)
+        jcsol.datasets.fetch("a9a", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                             timeout=5)
 
 
 def test_bz2_is_decompressed_and_loaded(server, tmp_path, monkeypatch):
@@ -174,7 +263,8 @@ def test_bz2_is_decompressed_and_loaded(server, tmp_path, monkeypatch):
     monkeypatch.setitem(REGISTRY, "heart_scale", Remote("binary/heart_scale.bz2", "bz2", _sha(packed), 13,
                                                         "Statlog heart, scaled, 270 × 13"))
     assert REGISTRY["heart_scale"].file == "heart_scale"
-    X, y = jcsol.datasets.fetch("heart_scale", cache_dir=tmp_path, base_url=server.url, timeout=5)
+    X, y = jcsol.datasets.fetch("heart_scale", cache_dir=tmp_path, base_url=server.url, allow_http=True,
+                                timeout=5)
     assert (tmp_path / "heart_scale").read_bytes() == raw
     assert not (tmp_path / "heart_scale.bz2").exists()
     Xs, ys = jcsol.datasets.load(shared_data("heart_scale"), n_features=13)

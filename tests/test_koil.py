@@ -193,6 +193,43 @@ def test_mkl_grid_equals_single_runs(stream):
     assert not np.allclose(np.asarray(grid.states.w)[0], np.asarray(grid.states.w)[1])
 
 
+def _occupied(size, n_pos, n):
+    slot = np.arange(n)
+    return np.where(slot < n_pos, slot < size[0], slot - n_pos < size[1])
+
+
+@pytest.mark.parametrize("policy", ["RS++", "FIFO"])
+def test_gram_matrix_holds_the_kernel_between_support_vectors(stream, policy):
+    """The cached Gram matrix, updated by one row and column per written example, equals the kernel evaluated
+    afresh between the final support vectors (occupied slots), for every run of a σ grid, after replacements."""
+    X, y = stream
+    learner = KOIL(eta=0.05, C=2.0, sigma=np.array([0.1, 0.5]), budget_pos=12, budget_neg=15, k=3, policy=policy)
+    res = jcsol.run(learner, X, y, perms=2, key=8)
+    sv, gram, size = (np.asarray(a) for a in (res.states.sv, res.states.gram, res.states.size))
+    assert np.all(np.asarray(res.states.seen) > [12, 15])
+    for g, sigma in enumerate([0.1, 0.5]):
+        for p in range(2):
+            occ = _occupied(size[g, p], 12, 27)
+            fresh = np.asarray(jcsol.algorithms.kernels.kernel_matrix("gaussian", sv[g, p], sv[g, p], sigma=sigma))
+            np.testing.assert_allclose(gram[g, p][np.ix_(occ, occ)], fresh[np.ix_(occ, occ)], rtol=1e-6, atol=1e-7)
+
+
+def test_mkl_gram_matrices_hold_each_kernel(stream):
+    X, y = stream
+    pool = (("polynomial", 2.0), ("gaussian", 0.3))
+    learner = KOILMKL(eta=0.05, C=2.0, pool=pool, budget_pos=8, budget_neg=10, k=2)
+    state, _, _ = run_steps(learner, X, y, np.random.default_rng(6).permutation(len(y)), jax.random.key(2))
+    members = jcsol.algorithms.kernels.pool_members(pool, jnp.float32)
+    for l in range(len(pool)):
+        member = jax.tree.map(lambda a: a[l], members)
+        sv = np.asarray(state.sv[l])
+        occ = _occupied(np.asarray(state.size[l]), 8, 18)
+        assert occ.sum() == 18                                        # both buffers full
+        fresh = np.asarray(jcsol.algorithms.kernels.pool_kernel(member, sv, sv))
+        np.testing.assert_allclose(np.asarray(state.gram[l])[np.ix_(occ, occ)], fresh[np.ix_(occ, occ)],
+                                   rtol=1e-6, atol=1e-7)
+
+
 def test_sigma_times_C_grid_is_one_vmapped_run(stream):
     """A KOIL whose σ and C are a 2 × 2 product grid gives, point by point, the runs of the single learners."""
     X, y = stream

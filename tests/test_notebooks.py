@@ -33,3 +33,10 @@ def test_notebook_runs(path, monkeypatch):
         assert any("covtype" in n for n in rep.notes)
         ax = namespace["fig"].axes[0]
         assert ax.get_xlabel() == "examples seen" and len(ax.lines) == 2
+    if path.name == "live_fraud.ipynb":
+        board, n = namespace["board"], namespace["N"]
+        assert board.events == n == namespace["labelled"] and board.pending == 0 and board.evicted == 0
+        assert board.served_sum > 0.7                   # the served stream finds most frauds, across the drift,
+        assert board.served_sum > board.sum.max() - 0.03  # within 3 points of the best η in hindsight
+        assert len(set(namespace["history"]["served"])) > 1
+        assert namespace["fig"].axes[1].get_xlabel() == "payments seen"

@@ -1,6 +1,8 @@
 """Rows streamed from disk give the results of rows held in memory."""
 
 import gzip
+import io
+import json
 
 import jax
 import numpy as np
@@ -8,7 +10,8 @@ import pytest
 
 import jcsol
 from jcsol.datasets import RowStore
-from jcsol.datasets.libsvm import _parse_lines, _parse_plain
+from jcsol.datasets.rowstore import RowStoreError
+from jcsol.datasets.libsvm import read_libsvm
 
 from conftest import shared_data
 
@@ -77,9 +80,64 @@ def test_store_refuses_nan(tmp_path):
         RowStore.build(path, tmp_path / "store")
 
 
-def test_fast_parser_equals_line_parser():
-    text = gzip.decompress(shared_data("a9a.t.gz").read_bytes()).decode()
-    fast, slow = _parse_plain(text), _parse_lines(text, "a9a.t")
-    for a, b in zip(fast, slow):
-        np.testing.assert_array_equal(a, b)
-    assert _parse_plain("+1 1:2 x:3\n") is None and _parse_plain("+1 0:2\n") is None
+def test_reader_equals_scikit_learn_on_real_data():
+    sklearn_datasets = pytest.importorskip("sklearn.datasets")
+    raw = gzip.decompress(shared_data("a9a.t.gz").read_bytes())
+    rows, labels = read_libsvm(raw, source="a9a.t")
+    X, y = sklearn_datasets.load_svmlight_file(io.BytesIO(raw), zero_based=False)
+    assert rows.shape == X.shape
+    np.testing.assert_array_equal(rows.todense(), X.toarray())
+    np.testing.assert_array_equal(labels, y)
+
+
+def test_rebuild_that_fails_keeps_the_previous_store(spam_store, tmp_path):
+    path, _ = spam_store
+    directory = tmp_path / "store"
+    first = RowStore.build(path, directory, block_rows=1000)
+    bad = tmp_path / "bad.svm"
+    text = gzip.decompress(path.read_bytes()).decode().splitlines()
+    bad.write_text("\n".join(text[:2500] + ["+1 3:0.5 2:0.25"] + text[2500:]) + "\n")
+    with pytest.raises(ValueError, match=r"bad.svm, line 2501: feature index 2 follows index 3"):
+        RowStore.build(bad, directory, block_rows=1000)
+    again = RowStore(directory)
+    assert again.fingerprint == first.fingerprint and again.shape == first.shape
+    np.testing.assert_array_equal(again.load()[0].values, first.load()[0].values)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.svm", "store"]  # no temporary folder left
+
+
+def test_build_refuses_a_folder_of_other_files(spam_store, tmp_path):
+    path, _ = spam_store
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        RowStore.build(path, tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("damage", ["meta_field", "meta_json", "old_format", "truncated", "labels", "index"])
+def test_damaged_stores_are_refused(spam_store, tmp_path, damage):
+    path, store = spam_store
+    directory = tmp_path / "s"
+    RowStore.build(path, directory, block_rows=2000)
+    meta = json.loads((directory / "meta.json").read_text())
+    if damage == "meta_field":
+        (directory / "meta.json").write_text(json.dumps(meta | {"n_rows": 4000}))
+    elif damage == "meta_json":
+        (directory / "meta.json").write_text("{")
+    elif damage == "old_format":
+        (directory / "meta.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "format"}))
+    elif damage == "truncated":
+        raw = (directory / "values.npy").read_bytes()
+        (directory / "values.npy").write_bytes(raw[: len(raw) // 2])
+    elif damage == "labels":
+        np.save(directory / "labels.npy", np.zeros(meta["n_rows"], np.int8))
+    if damage != "index":
+        with pytest.raises(RowStoreError, match="rebuild it"):
+            RowStore(directory)
+        return
+    indices = np.load(directory / "indices.npy", mmap_mode="r+")
+    indices[10, 0] = meta["n_features"] + 5  # a gather would clamp it silently to the last column
+    indices.flush()
+    del indices
+    opened = RowStore(directory)
+    with pytest.raises(RowStoreError, match="damaged"):
+        jcsol.run(jcsol.COG(), opened, opened.y, perms=np.arange(20)[None], objective=jcsol.Cost())

@@ -129,7 +129,7 @@ def test_sample_weight_scales_rho_and_zero_removes(german_raw):
     sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=len(y))
     eta = 0.4
     clf = OnlineClassifier(jcsol.COG(eta=eta, loss="II")).fit(X, y, sample_weight=sw)
-    # float64 loop from SPEC §3-4: ρ_t = s_t·ρ (positives) or s_t (negatives), ρ over rows with s_t > 0
+    # float64 loop of the cost-sensitive update: ρ_t = s_t·ρ (positives) or s_t (negatives), ρ over rows with s_t > 0
     keep = sw > 0
     rho = ((y == -1) & keep).sum() / ((y == 1) & keep).sum()
     w = np.zeros(X.shape[1])
@@ -208,3 +208,18 @@ def test_pipeline_and_grid_search(german_raw):
     tried = [(type(p["learner"]).__name__, p["learner__eta"]) for p in by_learner.cv_results_["params"]]
     assert sorted(tried) == [("ACOG", 0.1), ("ACOG", 1.0), ("COG", 0.1), ("COG", 1.0)]
     assert by_learner.best_estimator_.learner.eta == by_learner.best_params_["learner__eta"]
+
+
+@pytest.mark.parametrize("params, error", [
+    (dict(class_weight={1: 2.0, 7: 1.0}), r"class_weight has labels \[7\] that are not classes"),
+    (dict(class_weight={1: "heavy"}), "class_weight values must be numbers"),
+    (dict(class_weight={1: -1.0}), "finite and > 0"),
+    (dict(normalize="yes"), "normalize must be True or False"),
+    (dict(learner=jcsol.COG(eta=None)), "eta must be a real number"),
+    (dict(learner=jcsol.COG(eta=[0.1, 1.0])), "array hyperparameters"),
+])
+def test_bad_parameters_are_refused_by_fit(german_raw, params, error):
+    X, y = german_raw
+    labels = np.where(y > 0, 1, 0)
+    with pytest.raises((TypeError, ValueError), match=error):
+        OnlineClassifier(**params).fit(X[:50], labels[:50])

@@ -13,6 +13,7 @@ from .acog import ACOG, ACOGState
 from .arow import AROW, AROWState
 from .cog import COG, COGState
 from .cw import CW, SCW, SCW2, CWState
+from .cw_var import CWVar, CWVarState
 from .cw_cvar import CWCVaR, CWCVaRState, CWCosts, CWNoBuffer, CWNoBufferState, CWRobust, CWRobustState
 from .ogd import OGD, OGDState
 from .optax_learner import OptaxCOG, OptaxCOGState
@@ -49,6 +50,9 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "CW": lambda **hp: CW(**hp),
     "SCW-I": lambda **hp: SCW(**hp),
     "SCW-II": lambda **hp: SCW2(**hp),
+    "CW-var": lambda **hp: CWVar(**hp),          # CW of Dredze, Crammer, Pereira, ICML 2008
+    "CW-var-project": lambda **hp: CWVar(**{"covariance": "project", **hp}),
+    "CW-var-drop": lambda **hp: CWVar(**{"covariance": "drop", **hp}),
     # CW-CVaR family of 002 (SPEC §4); CW-robust with a unit prior N(0, I) on every weight, diagonal Σ
     "CW-CVaR": lambda **hp: CWCVaR(**hp),
     "CW-CVaR-diag": lambda **hp: CWCVaR(**{"diagonal": True, **hp}),
@@ -91,7 +95,7 @@ def by_name(name: str, **hyperparameters: Any) -> Learner:
 __all__ = [
     "ACOG", "ACOGState", "COG", "COGState", "VARIANTS", "by_name",
     "Perceptron", "PerceptronState", "ROMMA", "AROMMA", "ROMMAState", "PA", "PA1", "PA2", "CPAPB", "PAState",
-    "PAUM", "PAUMState", "AROW", "AROWState", "CW", "SCW", "SCW2", "CWState", "OGD", "OGDState",
+    "PAUM", "PAUMState", "AROW", "AROWState", "CW", "SCW", "SCW2", "CWState", "CWVar", "CWVarState", "OGD", "OGDState",
     "OptaxCOG", "OptaxCOGState",
     "SACOG", "SACOGState", "SparseSACOG", "SparseSACOGState",
     "KOIL", "KOILState", "KOILMKL", "KOILMKLState", "OAM", "OAMState", "OPAUC", "OPAUCState",

@@ -33,8 +33,10 @@ def _cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str)
     phi = ndtri(jnp.asarray(eta, dtype))
     f = mu @ x
     m = y * f
-    z = root.T @ x                       # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
-    v = z @ z
+    # z = Aᵀx as a column sum: written `root.T @ x`, XLA transposes every run's whole factor each round (a copy
+    # of the state that made the round 5× slower on CPU under the engine's vmaps)
+    z = jnp.sum(root * x[:, None], axis=0)
+    v = z @ z                            # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
     loss = jnp.maximum(0.0, phi * jnp.sqrt(v) - m)
     update = loss > 0
     floor = VARIANCE_FLOOR * (x @ x)

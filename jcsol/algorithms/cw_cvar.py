@@ -1,10 +1,10 @@
 r"""Robust cost-sensitive confidence-weighted learning: CW-CVaR, CW-nobuffer, CW-costs and CW-robust
-(A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*, 002 in SPEC).
+(A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*; "the paper" below).
 
 The family keeps CW's Gaussian ``N(μ, Σ)`` over weights and replaces CW's probabilistic constraint by a
 constraint on the conditional value at risk of the *cost-weighted* margin ``c(x_t)·y_t w·x_t``. With the
 margin mean ``M̄_t = y_t μ_t·x_t`` and variance ``v_t = x_tᵀΣ_t x_t`` of the model before the update, the
-constraint ``CVaR_ε(c M) >= 0`` becomes (002 Eq. 7, with ``σ`` squared as in the paper)
+constraint ``CVaR_ε(c M) >= 0`` becomes (Eq. 7, with ``σ`` squared as in the paper)
 
 .. math::
 
@@ -12,7 +12,7 @@ constraint ``CVaR_ε(c M) >= 0`` becomes (002 Eq. 7, with ``σ`` squared as in t
 
 where ``ω_ε`` is the magnitude of the ε-lower-tail mean of the *standardised* margin distribution (exact for
 a Gaussian margin, worst case over a family of distributions with the same mean and variance otherwise; see
-:func:`omega`). The smallest KL step to a distribution meeting it is (002 Eqs. 9–12)
+:func:`omega`). The smallest KL step to a distribution meeting it is (Eqs. 9–12)
 
 .. math::
 
@@ -23,20 +23,23 @@ a Gaussian margin, worst case over a family of distributions with the same mean 
     \mu_{t+1} = \mu_t + \lambda_t c\, y_t \Sigma_t x_t, \qquad
     \Sigma_{t+1} = \Sigma_t - \Sigma_t x_t \frac{2\lambda_t\omega}{1 + 2\lambda_t\omega v_t} x_t^\top \Sigma_t,
 
-``μ_1 = 0``, ``Σ_1 = I``. ``ψ`` is the positive root of 002 Eq. 11, which says that the constraint is active
+``μ_1 = 0``, ``Σ_1 = I``. ``ψ`` is the positive root of Eq. 11, which says that the constraint is active
 at the new parameters: ``c (M̄ + λ c v) = ω v / (1 + 2λωv)``; ``λ > 0`` exactly when the constraint is
 violated (``c M̄ < ω v``). :func:`cvar_lambda` computes ``ψ`` without cancellation.
 
 Conventions of this module (where the paper is silent):
 
-* a round with ``c(x_t) = 0`` or ``v_t = 0`` (a zero row) does not update (the constraint then cannot be met
-  by a finite step, or holds trivially);
+* a round with ``v_t = 0`` (a zero row) does not update (the constraint holds trivially);
+* a round with ``c(x_t) = 0`` does not update by default (``zero_cost="skip"``): there the printed ``λ`` is
+  undefined — it tends to infinity as ``c → 0⁺``, not to 0 (``λ ≈ 1/(√2 c)`` at ``M̄ = 0``, ``v = 1``), and the
+  constraint ``0 >= ω v`` cannot be met by a finite step. ``zero_cost="limit"`` applies the ``c → 0⁺`` limit
+  instead (:func:`zero_cost_limit`): a finite mean step, and (as printed) the variance along ``x`` collapsed;
 * the full covariance is kept as a square root ``Σ = A Aᵀ`` (state field ``root``, as jcsol's exact CW;
   :func:`jcsol.algorithms.cw.covariance` gives Σ): ``A ← A (I − g z zᵀ)``, ``z = Aᵀx``,
   ``g = (1 − √r)/v``, ``r = 1/(1 + 2λωv)`` — exactly Eq. 10, positive semi-definite by construction;
 * the diagonal covariance (the paper ran all its experiments diagonal, "as described in" Dredze, Crammer,
-  Pereira, ICML 2008) drops the off-diagonal entries of the *precision* update
-  ``Σ^{-1} ← Σ^{-1} + 2λω x xᵀ``, as that paper's approximate "Variance" algorithm does:
+  Pereira, ICML 2008) projects the *precision* update ``Σ^{-1} ← Σ^{-1} + 2λω x xᵀ`` onto the diagonal, as
+  that paper's approximate "Variance" algorithm does (:class:`jcsol.CWVar` with ``covariance="project"``):
   ``s_i ← s_i / (1 + 2λω s_i x_i²)``, with ``v = Σ_i s_i x_i²`` and ``μ ← μ + λ c y s∘x``;
 * the example cost is ``Example.cost`` (set by :func:`jcsol.run` from ``costs=``, else the class weight
   ``ρ_t``); a hand-built example without one uses ``ρ_t``.
@@ -45,9 +48,18 @@ Conventions of this module (where the paper is silent):
 must reach a *smaller* margin (measured in variance units), and the update is not invariant to the costs'
 units — large costs make the constraint easy (barely correct), small costs demand a large margin. CVaR is
 positively homogeneous (``CVaR_ε(cM) = c·CVaR_ε(M)``), so with the standard deviation of ``cM`` taken as
-``c√v`` the cost would cancel from Eq. 4; 002's Eq. 6 takes ``σ_x = √v`` for the cost-weighted margin, and
-that is where the dependence on ``c`` comes from. This module implements the paper's equations as printed;
-``benchmarks/cw_cvar.py`` measures the consequences on German credit.
+``c√v`` the cost would cancel from Eq. 4; the paper's Eq. 6 takes ``σ_x = √v`` for the cost-weighted margin, and
+that is where the dependence on ``c`` comes from. This module implements the paper's equations as printed
+(``reading="printed"``, the default). The paper's own description of its Fig. 2 — the ratio of the Gaussian
+to the arbitrary law's ``λ`` at ``M̄ = 0``, ``v = 1`` near 1 for high costs, further from 1 as the cost falls —
+does not fit the printed update (there the ratio tends to 1 as ``c → 0`` and to ``ω_gauss/ω_arb`` as
+``c → ∞``) but fits ``reading="scaled"``: the deviation of ``cM`` taken as ``c√v`` and squared as the paper
+squares ``σ``, i.e. ``c M̄ >= ω c² v`` (``M̄ >= ω c v``: a costlier example must reach a *larger* margin) — the
+printed update with ``ω`` replaced by ``ωc²``; ``μ`` still moves by ``λ c y Σx``. It depends on the costs'
+units more than the printed one: each update adds ``2λωc²`` to the precision, so with costs in the hundreds
+(German credit's loan amounts) the float32 diagonal variances underflow within a few hundred rounds and the
+run ends non-finite (and warns); give it costs of mean about 1 (the costs divided by their mean).
+``benchmarks/cw_cvar.py`` measures both readings on German credit.
 """
 
 from __future__ import annotations
@@ -62,16 +74,34 @@ import numpy as np
 from jax.scipy.special import ndtri
 
 from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, pytree_dataclass, choice
+from ..linalg import one_matrix_at_a_time
 from .cw import CWState, _cw_family_step
 
-#: The margin-distribution assumptions of 002 Table I, as accepted by :func:`omega` and the learners.
+
+@one_matrix_at_a_time
+def _solve(a: jax.Array, b: jax.Array) -> jax.Array:
+    return jnp.linalg.solve(a, b)
+
+
+#: The margin-distribution assumptions of Table I, as accepted by :func:`omega` and the learners.
 ASSUMPTIONS = ("gaussian", "symmetric", "unimodal", "arbitrary")
+
+#: The readings of the cost's role in the constraint (see the module docstring): ``"printed"``, the paper's
+#: ``c M̄ >= ω v``; ``"scaled"``, the deviation of ``cM`` taken as ``c√v``, i.e. ``c M̄ >= ω c² v``.
+READINGS = ("printed", "scaled")
+
+#: What a round with ``c(x_t) = 0`` does: ``"skip"`` (no update) or ``"limit"`` (the ``c → 0⁺`` limit).
+ZERO_COSTS = ("skip", "limit")
+
+#: The statistic of the cost buffer that defines ``c*``: the mean of its top τ-fraction (the paper's
+#: ``CVaR_τ``) or its τ-quantile from the top.
+BUFFER_STATISTICS = ("cvar", "quantile")
 
 #: Default size of the cost buffer of CW-CVaR and CW-robust (a reservoir: exact for streams this long).
 BUFFER_SIZE = 1024
 
 
-# -- the update factor ω_ε (002 Table I) -------------------------------------------------------------------
+# -- the update factor ω_ε (Table I) -------------------------------------------------------------------
 
 def omega_gaussian(epsilon):
     r"""``ω_ε = φ(Φ^{-1}(1−ε)) / ε = exp(−½Φ^{-1}(1−ε)²) / (ε√(2π))``: minus the mean of the lowest
@@ -85,7 +115,7 @@ def omega_symmetric(epsilon):
     r"""Worst case over symmetric distributions of given mean and variance:
     ``ω = 1/√(2ε)`` for ``ε ≤ ½``, ``ω = √(1−ε)/(√2·ε)`` for ``ε ≥ ½`` (continuous, 1 at ε = ½).
 
-    The table of 002 prints the second piece as ``1/√(2ε)·√(1−ε)``, which is discontinuous at ½ (1 vs
+    The paper's table prints the second piece as ``1/√(2ε)·√(1−ε)``, which is discontinuous at ½ (1 vs
     0.707) and not the worst case; read ``1/(√2 ε)·√(1−ε)``. Attained by the symmetric three-point law with
     mass ``min(ε, 1−ε)`` at ``±a`` and the rest at 0.
     """
@@ -97,7 +127,7 @@ def omega_unimodal(epsilon):
     r"""Worst case over symmetric unimodal distributions of given mean and variance:
     ``2/(3√ε)`` for ``ε ≤ ⅓``, ``√3 (1−ε)`` for ``⅓ ≤ ε ≤ ⅔``, ``2√(1−ε)/(3ε)`` for ``ε ≥ ⅔``.
 
-    002's table prints the last piece as ``1/3ε·2√(1−ε)``, read as ``2√(1−ε)/(3ε)``: continuous at both
+    the paper's table prints the last piece as ``1/3ε·2√(1−ε)``, read as ``2√(1−ε)/(3ε)``: continuous at both
     breakpoints (``2/√3`` at ⅓, ``1/√3`` at ⅔), and equal to a direct numerical worst case over mixtures of
     uniform laws (``tests/test_cw_cvar.py``). The middle piece is the uniform law's own CVaR.
     """
@@ -120,25 +150,25 @@ _OMEGAS = {"gaussian": omega_gaussian, "symmetric": omega_symmetric, "unimodal":
 
 
 def omega(epsilon, assumption: str = "gaussian"):
-    """The update factor ``ω_ε`` of 002 Table I for a margin-distribution ``assumption`` (one of
+    """The update factor ``ω_ε`` of Table I for a margin-distribution ``assumption`` (one of
     :data:`ASSUMPTIONS`; ``"unimodal"`` is the symmetric-unimodal family), ``ε ∈ (0, 1)``.
 
     In every case ``CVaR_ε(M) = M̄ − ω_ε·σ`` is the mean of the lowest ε-fraction of the margin ``M`` of mean
     ``M̄`` and standard deviation ``σ`` — exactly for a Gaussian margin, in the worst case over the family for
-    the others (Yu, Li, Schuurmans, Szepesvári, NIPS 2009, Prop. 2, cited by 002).
+    the others (Yu, Li, Schuurmans, Szepesvári, NIPS 2009, Prop. 2, cited by the paper).
     """
     if assumption not in _OMEGAS:
         raise ValueError(f"assumption must be one of {', '.join(ASSUMPTIONS)}, got {assumption!r}")
     return _OMEGAS[assumption](epsilon)
 
 
-# -- λ (002 Eqs. 11-12) -------------------------------------------------------------------------------------
+# -- λ (Eqs. 11-12) -------------------------------------------------------------------------------------
 
 def cvar_lambda(margin, variance, cost, omega_eps):
-    r"""``λ = max(0, ψ)`` of 002 Eq. 12 for margin mean ``M̄``, variance ``v``, cost ``c`` and factor ``ω``.
+    r"""``λ = max(0, ψ)`` of Eq. 12 for margin mean ``M̄``, variance ``v``, cost ``c`` and factor ``ω``.
 
     ``ψ`` is the positive root of ``a λ² + b λ + k = 0`` with ``a = 2cωv``, ``b = c + 2ωM̄``,
-    ``k = (cM̄ − ωv)/(cv)`` (002 Eq. 11 multiplied by ``(1 + 2λωv)/(cv)``), i.e. the closed form of SPEC §4;
+    ``k = (cM̄ − ωv)/(cv)`` (Eq. 11 multiplied by ``(1 + 2λωv)/(cv)``), the paper's closed form;
     it is computed as ``−2k/(b + √Δ)`` when ``b >= 0`` and ``(−b + √Δ)/(2a)`` otherwise, ``Δ = b² − 4ak``,
     so that neither form cancels. ``λ = 0`` where ``c M̄ >= ω v`` (constraint met), and where ``c <= 0`` or
     ``v <= 0``.
@@ -189,8 +219,12 @@ def _init_cov(d: int, diagonal: bool, dtype):
     return jnp.ones(d, dtype) if diagonal else jnp.eye(d, dtype=dtype)
 
 
-def _cvar_update(mu, root, x, y, c, w, diagonal: bool):
-    """Eqs. 12, 9, 10 for one example: returns the new ``(μ, root)``, the score and the constraint violation."""
+def _cvar_update(mu, root, x, y, c, w, diagonal: bool, reading: str = "printed", zero_cost: str = "skip"):
+    """Eqs. 12, 9, 10 for one example: returns the new ``(μ, root)``, the score and the constraint violation.
+
+    ``reading="scaled"`` replaces ``ω`` by ``ωc²`` (see :data:`READINGS`); ``zero_cost="limit"`` applies the
+    ``c → 0⁺`` limit of the update where ``c = 0`` (see :func:`zero_cost_limit`).
+    """
     f = mu @ x
     m = y * f
     if diagonal:
@@ -200,17 +234,48 @@ def _cvar_update(mu, root, x, y, c, w, diagonal: bool):
         z = root.T @ x
         v = z @ z
         sx = root @ z
+    w = w * c * c if reading == "scaled" else w
     lam = cvar_lambda(m, v, c, w)
-    mu = mu + (lam * c * y) * sx
+    step = lam * c             # the mean moves by step·y·Σx
     q = 2.0 * lam * w          # 2λω: the precision added along x
+    collapse = jnp.zeros((), bool)
+    if zero_cost == "limit":
+        at_zero = (c == 0) & (v > 0)
+        limit_step, limit_collapse = zero_cost_limit(m, v, reading)
+        step = jnp.where(at_zero, limit_step, step)
+        q = jnp.where(at_zero, 0.0, q)
+        collapse = at_zero & limit_collapse
+    mu = mu + (step * y) * sx
     if diagonal:
-        root = root / (1.0 + q * root * x * x)
+        root = jnp.where(collapse & (root * x * x > 0), 0.0, root / (1.0 + q * root * x * x))
     else:
         r = 1.0 / (1.0 + q * v)  # the variance along x shrinks by r
         g = q * r / (1.0 + jnp.sqrt(r))   # (1 − √r)/v without cancellation
+        g = jnp.where(collapse, 1.0 / jnp.where(v > 0, v, 1.0), g)
         root = root - g * jnp.outer(sx, z)
     violation = jnp.maximum(0.0, w * v - c * m)
     return mu, root, f, violation
+
+
+def zero_cost_limit(margin, variance, reading: str = "printed"):
+    r"""The ``c → 0⁺`` limit of one update, for margin mean ``M̄`` and variance ``v > 0``: the mean step
+    ``u = lim λc`` (``μ ← μ + u y Σx``) and whether the variance along ``x`` collapses.
+
+    With ``u = λc``, Eq. 11 reads ``2ω̃v u² + (c + 2ω̃M̄) u + (cM̄ − ω̃v)/v = 0`` (``ω̃ = ω`` as printed,
+    ``ωc²`` scaled). As printed, ``λ`` itself tends to infinity (``λ ≈ 1/(√2 c)`` at ``M̄ = 0``, ``v = 1``) but
+    ``u → (−M̄ + √(M̄² + 2v))/(2v)`` and ``2λω → ∞``: the variance along ``x`` collapses,
+    ``Σ ← Σ − Σx xᵀΣ/v`` (diagonal: ``s_i ← 0`` where ``x_i ≠ 0``) — the constraint ``0·M̄ >= ω v`` can only
+    be met with no variance left. Scaled, ``u → max(0, −M̄)/v`` (the step to margin 0) and ``2λωc² → 0``:
+    Σ is unchanged.
+    """
+    m, v = jnp.asarray(margin), jnp.asarray(variance)
+    v_s = jnp.where(v > 0, v, 1.0)
+    if reading == "scaled":
+        return jnp.maximum(0.0, -m) / v_s, jnp.zeros((), bool)
+    # (−M̄ + √(M̄² + 2v))/(2v) = 1/(M̄ + √(M̄² + 2v)) where M̄ >= 0 (no cancellation)
+    root = jnp.sqrt(m * m + 2.0 * v_s)
+    u = jnp.where(m >= 0, 1.0 / (m + root), (root - m) / (2.0 * v_s))
+    return u, jnp.ones((), bool)
 
 
 def _key_data(key) -> jax.Array:
@@ -246,7 +311,7 @@ def buffer_add(costs, seen, key, c):
 
 
 def buffer_cvar(costs, seen, tau):
-    r"""``c* = CVaR_τ(B_t)``: the mean of the top τ-fraction of the buffered costs (002 Alg. 1).
+    r"""``c* = CVaR_τ(B_t)``: the mean of the top τ-fraction of the buffered costs (Alg. 1).
 
     With ``n`` buffered costs ``b_1 >= b_2 >= …`` and ``k = τn``, the top fraction is the ``⌊k⌋`` largest
     costs and a share ``k − ⌊k⌋`` of the next one (the CVaR of the buffer's empirical distribution, which is
@@ -262,6 +327,17 @@ def buffer_cvar(costs, seen, tau):
     top = costs[0]
     gaps = jnp.where(weight > 0, top - costs, 0.0)
     return top - (weight @ gaps) / k
+
+
+def buffer_quantile(costs, seen, tau):
+    r"""``c*`` as the τ-quantile from the top of the buffered costs: ``b_{⌈τn⌉}`` with ``n`` buffered costs
+    ``b_1 >= b_2 >= …`` — the smallest of the top τ-fraction (the largest cost when ``τn <= 1``), so that
+    ``c* <= c(x_t)`` says that ``c(x_t)`` is among the costliest τ-fraction of the buffer.
+    """
+    size = costs.shape[0]
+    count = jnp.minimum(seen, size).astype(costs.dtype)
+    index = jnp.clip(jnp.ceil(tau * count - 1e-4).astype(jnp.int32) - 1, 0, size - 1)   # τn = 50.000001: 50
+    return costs[index]
 
 
 def _check_epsilon(name: str, value: Any, cls: str) -> None:
@@ -280,14 +356,18 @@ _FAMILY_ARGS = """
             ``"unimodal"`` (symmetric and unimodal) or ``"arbitrary"``.
         diagonal: keep only the diagonal of Σ (O(d) per round; the paper's setting) instead of the full
             matrix (O(d²)).
+        reading: the cost's role in the constraint, ``"printed"`` (``c M̄ >= ω v``, the default) or
+            ``"scaled"`` (``c M̄ >= ω c² v``); see :data:`READINGS` and the module docstring.
+        zero_cost: a round with ``c(x_t) = 0``: ``"skip"`` (no update, the default) or ``"limit"`` (the
+            ``c → 0⁺`` limit of the update, :func:`zero_cost_limit`).
 """
 
 _BUFFER_DOC = r"""
     **Cost buffer.** ``B_t`` is a reservoir of ``buffer_size`` costs (default :data:`BUFFER_SIZE` = 1024),
     kept sorted (:func:`buffer_add`): it holds every cost seen while the stream is shorter than the buffer —
     the paper's buffer of all past costs — and a uniform sample of them afterwards. ``c(x_t)`` is added
-    *before* ``c*`` is computed, as in 002 Alg. 1. ``c* = CVaR_τ(B_t)`` is the mean of the top τ-fraction of
-    the buffer (:func:`buffer_cvar`), and (002 Eq. 13)
+    *before* ``c*`` is computed, as in Alg. 1. ``c* = CVaR_τ(B_t)`` is the mean of the top τ-fraction of
+    the buffer (:func:`buffer_cvar`), and (Eq. 13)
 
     .. math::
 
@@ -301,7 +381,7 @@ _BUFFER_DOC = r"""
 
 @pytree_dataclass
 class CWNoBuffer(Learner):
-    __doc__ = r"""CW-nobuffer: CW-CVaR with one tolerance ε for every example (002 §VI-A).
+    __doc__ = r"""CW-nobuffer: CW-CVaR with one tolerance ε for every example (§VI-A).
 
     Each round: ``ω = ω_ε`` (:func:`omega`), ``λ`` by Eq. 12 (:func:`cvar_lambda`), then
 
@@ -322,6 +402,8 @@ class CWNoBuffer(Learner):
     epsilon: Any = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
+    reading: str = choice("printed", *READINGS)
+    zero_cost: str = choice("skip", *ZERO_COSTS)
 
     weights_field = "mu"
 
@@ -331,7 +413,7 @@ class CWNoBuffer(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-nobuffer-{self.assumption}" + ("-diag" if self.diagonal else "")
+        return f"CW-nobuffer-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run) or fewer runs"
@@ -341,20 +423,33 @@ class CWNoBuffer(Learner):
 
     def step(self, state: CWNoBufferState, ex: Example) -> tuple[CWNoBufferState, StepInfo]:
         w = omega(jnp.asarray(self.epsilon, ex.x.dtype), self.assumption)
-        mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, _example_cost(ex), w, self.diagonal)
+        mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, _example_cost(ex), w, self.diagonal,
+                                         self.reading, self.zero_cost)
         return CWNoBufferState(mu=mu, root=root), StepInfo(score=f, loss=loss)
+
+
+def _suffix(learner) -> str:
+    """The name's suffix for the options that differ from the paper's defaults."""
+    parts = [learner.reading] if learner.reading != "printed" else []
+    if getattr(learner, "buffer_statistic", "cvar") != "cvar":
+        parts.append(learner.buffer_statistic)
+    if learner.zero_cost != "skip":
+        parts.append("limit")
+    return "".join(f"-{p}" for p in parts)
 
 
 def _cvar_buffer_round(learner, state, ex):
     """Buffer, ε by Eq. 13, then the CW-CVaR update: the shared part of CW-CVaR and CW-robust."""
     c = jnp.asarray(_example_cost(ex), ex.x.dtype)
     costs, seen = buffer_add(state.costs, state.seen, state.key, c)
-    c_star = buffer_cvar(costs, seen, jnp.asarray(learner.tau, ex.x.dtype))
+    statistic = buffer_cvar if learner.buffer_statistic == "cvar" else buffer_quantile
+    c_star = statistic(costs, seen, jnp.asarray(learner.tau, ex.x.dtype))
     high = c_star <= c
     dtype = ex.x.dtype
     w = jnp.where(high, omega(jnp.asarray(learner.alpha, dtype), learner.assumption),
                   omega(jnp.asarray(learner.beta, dtype), learner.assumption))
-    mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, c, w, learner.diagonal)
+    mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, c, w, learner.diagonal, learner.reading,
+                                     learner.zero_cost)
     return mu, root, costs, seen, f, loss
 
 
@@ -364,7 +459,7 @@ def _init_buffer(size: int, key, dtype):
 
 @pytree_dataclass
 class CWCVaR(Learner):
-    __doc__ = r"""CW-CVaR (002 Alg. 1): cost-sensitive confidence-weighted learning with a CVaR constraint
+    __doc__ = r"""CW-CVaR (Alg. 1): cost-sensitive confidence-weighted learning with a CVaR constraint
     and a buffer of past costs that sets the tolerance ε of each example.
 
     Each round: add ``c(x_t)`` to the buffer, compute ``c*`` and ``ε_t`` (Eq. 13, below), ``ω = ω_{ε_t}``
@@ -386,6 +481,8 @@ class CWCVaR(Learner):
         beta: ε of the other examples, in (0, 1).
         tau: the top fraction of the buffered costs that defines ``c*``, in (0, 1]; 0.05 in the paper.
     """ + _FAMILY_ARGS + """        buffer_size: the reservoir's size B (static).
+        buffer_statistic: ``c*`` as the mean of the buffer's top τ-fraction (``"cvar"``, the paper's
+            Alg. 1, the default) or as its τ-quantile from the top (``"quantile"``, :func:`buffer_quantile`).
 
     Reference: A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*,
     Alg. 1, Eqs. 9–13, Table I.
@@ -396,7 +493,10 @@ class CWCVaR(Learner):
     tau: Any = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
+    reading: str = choice("printed", *READINGS)
+    zero_cost: str = choice("skip", *ZERO_COSTS)
     buffer_size: int = dataclasses.field(default=BUFFER_SIZE, metadata={"static": True})
+    buffer_statistic: str = choice("cvar", *BUFFER_STATISTICS)
 
     weights_field = "mu"
 
@@ -411,7 +511,7 @@ class CWCVaR(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-CVaR-{self.assumption}" + ("-diag" if self.diagonal else "")
+        return f"CW-CVaR-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
@@ -453,11 +553,11 @@ def _prior_vector(value: Any, d: int, default: float, name: str, dtype) -> jax.A
 
 @pytree_dataclass
 class CWRobust(Learner):
-    __doc__ = r"""CW-robust (002 §IV, Alg. 2): CW-CVaR whose predictions use the posterior mean under a
+    __doc__ = r"""CW-robust (§IV, Alg. 2): CW-CVaR whose predictions use the posterior mean under a
     Gaussian prior ``N(ν, Υ)`` on the weights, ``Υ`` diagonal.
 
     Each round runs :class:`CWCVaR` (buffer, ε, λ, μ, Σ), but predicts with ``μ̃_{t−1}`` and then sets
-    (002 Eqs. 14–15, ``t`` the number of rounds seen)
+    (Eqs. 14–15, ``t`` the number of rounds seen)
 
     .. math::
 
@@ -470,7 +570,7 @@ class CWRobust(Learner):
     so ``μ̃_d = μ_d`` exactly. Before the first round ``μ̃_0 = ν`` on the coordinates with a prior and
     ``μ_1 = 0`` elsewhere (the formula at ``t = 0``).
 
-    **Prior mean that follows the model.** 002 §VI-B sets ``ν_2 = −μ_2`` — the negative of the current mean
+    **Prior mean that follows the model.** §VI-B sets ``ν_2 = −μ_2`` — the negative of the current mean
     weight, so that the posterior mean of ``w_2`` is pulled towards 0. ``prior_mean_coef`` (κ) expresses it:
     ``ν_t = ν + κ∘μ_t``; ``κ_2 = −1``, ``ν_2 = 0`` gives the paper's prior.
 
@@ -481,7 +581,7 @@ class CWRobust(Learner):
     """ + _BUFFER_DOC + """
     Args:
         alpha, beta, tau: as :class:`CWCVaR`.
-    """ + _FAMILY_ARGS + """        buffer_size: as :class:`CWCVaR`.
+    """ + _FAMILY_ARGS + """        buffer_size, buffer_statistic: as :class:`CWCVaR`.
         prior_mean: ν.
         prior_var: the diagonal of Υ (> 0, ``inf`` allowed).
         prior_mean_coef: κ of ``ν_t = ν + κ∘μ_t``.
@@ -495,7 +595,10 @@ class CWRobust(Learner):
     tau: Any = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
+    reading: str = choice("printed", *READINGS)
+    zero_cost: str = choice("skip", *ZERO_COSTS)
     buffer_size: int = dataclasses.field(default=BUFFER_SIZE, metadata={"static": True})
+    buffer_statistic: str = choice("cvar", *BUFFER_STATISTICS)
     prior_mean: Any = dataclasses.field(default=None, metadata={"static": True})
     prior_var: Any = dataclasses.field(default=None, metadata={"static": True})
     prior_mean_coef: Any = dataclasses.field(default=None, metadata={"static": True})
@@ -520,7 +623,7 @@ class CWRobust(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-robust-{self.assumption}" + ("-diag" if self.diagonal else "")
+        return f"CW-robust-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
@@ -540,7 +643,7 @@ class CWRobust(Learner):
         sigma = root @ root.T
         sp = sigma * prec[None, :]                 # Σ P
         eye = jnp.eye(mu.shape[0], dtype=mu.dtype)
-        return mu + jnp.linalg.solve(sp + t * eye, sp @ gap)
+        return mu + _solve(sp + t * eye, sp @ gap)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWRobustState:
         nu, prec, _ = self._prior(d, dtype)
@@ -567,7 +670,7 @@ class CWCostsState(NamedTuple):
 
 @pytree_dataclass
 class CWCosts(Learner):
-    __doc__ = r"""CW-costs (002 §VI-A): exact CW with its mean step scaled by the example cost.
+    __doc__ = r"""CW-costs (§VI-A): exact CW with its mean step scaled by the example cost.
 
     With ``φ = Φ^{-1}(η)`` and ``α_t``, ``β_t`` the exact-CW step sizes of :class:`jcsol.CW` (same guard, same
     square-root covariance), when ``φ√v_t − m_t > 0``:
@@ -577,7 +680,7 @@ class CWCosts(Learner):
         \mu_{t+1} = \mu_t + \kappa\, \tilde c_t\, \alpha_t y_t \Sigma_t x_t, \qquad
         \Sigma_{t+1} = \Sigma_t - \beta_t \Sigma_t x_t x_t^\top \Sigma_t,
 
-    with ``c̃_t = c(x_t)`` (``relative=False``, the rule of SPEC §4) or ``c̃_t = c(x_t)/c̄_t``, ``c̄_t`` the
+    with ``c̃_t = c(x_t)`` (``relative=False``) or ``c̃_t = c(x_t)/c̄_t``, ``c̄_t`` the
     mean of the costs seen so far, ``c(x_t)`` included (``relative=True``; 0 while every cost seen is 0).
 
     The step is that of :func:`jcsol.algorithms.cw._cw_family_step` (the one implementation of exact CW in
@@ -594,7 +697,7 @@ class CWCosts(Learner):
 
     Args:
         cost_scale: κ > 0, a unit for the costs (1: the costs as given).
-        eta: the confidence η in (0.5, 1), 0.7 by default (as :class:`jcsol.CW`); 002's ε is ``1 − η``.
+        eta: the confidence η in (0.5, 1), 0.7 by default (as :class:`jcsol.CW`); the paper's ε is ``1 − η``.
         relative: divide each cost by the running mean of the costs (static).
 
     Reference: A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*, §VI-A;
@@ -637,4 +740,5 @@ class CWCosts(Learner):
 
 __all__ = ["ASSUMPTIONS", "BUFFER_SIZE", "CWCVaR", "CWCVaRState", "CWNoBuffer", "CWNoBufferState", "CWRobust",
            "CWRobustState", "CWCosts", "CWCostsState", "omega", "omega_gaussian", "omega_symmetric", "omega_unimodal",
-           "omega_arbitrary", "cvar_lambda", "buffer_add", "buffer_cvar"]
+           "omega_arbitrary", "cvar_lambda", "buffer_add", "buffer_cvar", "buffer_quantile", "zero_cost_limit",
+           "READINGS", "ZERO_COSTS", "BUFFER_STATISTICS"]

@@ -61,6 +61,7 @@ class Buffers(NamedTuple):
     sv: jax.Array     # (N, d) support vectors (zeros in empty slots)
     alpha: jax.Array  # (N,) weights α_i (0 in empty slots)
     fsv: jax.Array    # (N,) f(x_i) of every support vector under the current model (0 in empty slots)
+    gram: jax.Array   # (N, N) k(sv_i, sv_j) between occupied slots (entries of an empty slot are never used)
     size: jax.Array   # (2,) int32 occupied slots of the positive / negative buffer
     seen: jax.Array   # (2,) int32 examples of each class received (N_t of the reservoir probability N/N_t)
     head: jax.Array   # (2,) int32 FIFO: slot (within its buffer) of the oldest support vector
@@ -70,7 +71,7 @@ def empty_buffers(n_pos: int, n_neg: int, d: int, dtype) -> Buffers:
     n = n_pos + n_neg
     zeros2 = jnp.zeros(2, jnp.int32)
     return Buffers(sv=jnp.zeros((n, d), dtype), alpha=jnp.zeros(n, dtype), fsv=jnp.zeros(n, dtype),
-                   size=zeros2, seen=zeros2, head=zeros2)
+                   gram=jnp.zeros((n, n), dtype), size=zeros2, seen=zeros2, head=zeros2)
 
 
 class RoundOut(NamedTuple):
@@ -81,10 +82,11 @@ class RoundOut(NamedTuple):
 
 def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, x: jax.Array, y: jax.Array,
                u: jax.Array, *, eta, C, n_pos: int, n_neg: int, k: int, policy: str, smooth: bool,
-               decay: bool) -> RoundOut:
+               decay: bool, active: jax.Array | bool = True) -> RoundOut:
     """One round of KOIL (004 Alg. 1–3) for the kernel ``kern(A, B) -> K``; ``u`` holds two uniforms.
 
-    ``decay=False`` gives the un-decayed update of KOIL-MKL (004 Eq. 4.2/4.3).
+    ``decay=False`` gives the un-decayed update of KOIL-MKL (004 Eq. 4.2/4.3). ``active=False`` scores ``x_t``
+    and leaves the buffers as they were (a KOIL-MKL classifier not drawn for update), without copying them.
     """
     dtype = x.dtype
     n = n_pos + n_neg
@@ -135,12 +137,11 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
     target = offset + jnp.where(not_full, size_own, r_rel)
     at_target = slot == target
     a_rem = jnp.where(removed_old, alpha[target], alpha_t)
-    x_rem = jnp.where(removed_old, buf.sv[target], x)
-    cols = kern(buf.sv, jnp.concatenate([buf.sv[idx], x_rem[None, :]]))   # (N, k + 1), over the old slots
-    fsv = keep * buf.fsv + cols[:, :k] @ delta                       # the chosen pairs' weight changes
-    k_rem = cols[:, k]                                               # k(x_r, ·)
+    k_old = buf.gram[target]                                         # k(x_r, ·) over the old slots, if replaced
+    k_rem = jnp.where(removed_old, k_old, kt)                        # k(x_r, ·); x_r is x_t unless replaced
 
-    sv = buf.sv.at[target].set(jnp.where(write, x, buf.sv[target]))
+    store = write & active
+    sv = buf.sv.at[target].set(jnp.where(store, x, buf.sv[target]))
     alpha = alpha.at[target].set(jnp.where(write, alpha_t, alpha[target]))
     compensate = policy.endswith("++") & removed
     # compensation: α_r goes to the support vector of the (updated) buffer most similar to x_r (Alg. 3, l. 14–15)
@@ -150,17 +151,24 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
     alpha = alpha.at[c].add(gain)
     kxx = kern(x[None, :], x[None, :])[0, 0]
     kt_new = jnp.where(at_target, kxx, kt)                           # k(x_t, ·) over the new slots
-    k_c = kern(buf.sv, sv[c][None, :])[:, 0]                         # k(x_c, ·); row `target` is redone below
+
+    # the Gram matrix of the new slots: x_t's row and column where it was written. Its other rows are read
+    # after this write (reading them before would make XLA copy the whole matrix every round); they differ
+    # from the old slots' only in column `target`, whose f(x_i) is redone below.
+    gram_row = jnp.where(store, kt_new, k_old).astype(dtype)
+    gram = buf.gram.at[target].set(gram_row).at[:, target].set(gram_row)
+    fsv = keep * buf.fsv + delta @ gram[idx]                         # the chosen pairs' weight changes
     fsv = (fsv + jnp.where(write, alpha_t, 0.0) * kt - jnp.where(removed_old, a_rem, 0.0) * k_rem
-           + gain * k_c)
+           + gain * gram[c])                                         # k(x_c, ·); row `target` is redone below
 
     occ_new = occ | (write & at_target)
     f_new = jnp.sum(jnp.where(occ_new, kt_new, 0.0) * alpha)
     fsv = jnp.where(occ_new, jnp.where(write & at_target, f_new, fsv), 0.0)
-    size = buf.size.at[b].add((write & not_full).astype(jnp.int32))
-    head = buf.head.at[b].set(jnp.where(write & ~not_full, (buf.head[b] + 1) % cap, buf.head[b]))
-    seen = buf.seen.at[b].add(1)
-    new = Buffers(sv=sv, alpha=alpha.astype(dtype), fsv=fsv.astype(dtype), size=size, seen=seen, head=head)
+    size = buf.size.at[b].add((store & not_full).astype(jnp.int32))
+    head = buf.head.at[b].set(jnp.where(store & ~not_full, (buf.head[b] + 1) % cap, buf.head[b]))
+    seen = buf.seen.at[b].add(jnp.where(active, 1, 0))
+    new = Buffers(sv=sv, alpha=jnp.where(active, alpha, buf.alpha).astype(dtype),
+                  fsv=jnp.where(active, fsv, buf.fsv).astype(dtype), gram=gram, size=size, seen=seen, head=head)
     return RoundOut(new, f, loss.astype(dtype))
 
 
@@ -193,6 +201,7 @@ class KOILState(NamedTuple):
     sv: jax.Array     # (N⁺ + N⁻, d) support vectors; positive slots first
     alpha: jax.Array  # (N⁺ + N⁻,) weights
     fsv: jax.Array    # (N⁺ + N⁻,) f at each support vector
+    gram: jax.Array   # (N⁺ + N⁻, N⁺ + N⁻) kernel values between the slots' vectors
     size: jax.Array   # (2,) int32 occupied slots (positive, negative)
     seen: jax.Array   # (2,) int32 examples received per class
     head: jax.Array   # (2,) int32 FIFO heads
@@ -234,8 +243,13 @@ class KOIL(Learner):
       online prediction is ``f_t(x_t) >= 0`` as everywhere in jcsol.
 
     Implementation: static shapes — the two buffers are one array of ``N⁺ + N⁻`` slots, empty slots masked. The
-    values ``f(x_i)`` at the support vectors are kept in the state and updated with the kernel columns of the
-    weights that change (``O((N⁺+N⁻)(k+3)d)`` per round, no Gram matrix). Reservoir sampling draws two uniforms
+    values ``f(x_i)`` at the support vectors are kept in the state and updated with the kernel rows of the
+    weights that change (the ``k`` chosen pairs, ``x_r``, the compensated ``x_c``), read from the buffer's Gram
+    matrix, also kept in the state: a round evaluates the kernel only between ``x_t`` and the buffer, and writes
+    that row and column into the Gram matrix where ``x_t`` enters (``O((N⁺+N⁻)(k + d))`` per round against
+    ``O((N⁺+N⁻)(k+3)d)`` without the matrix; ``(N⁺+N⁻)²`` more numbers of state per run). The cached kernel
+    values equal a fresh evaluation up to float rounding (``k(a, b)`` and ``k(b, a)`` are computed alike; XLA
+    may round a reduction of another shape differently in the last bit). Reservoir sampling draws two uniforms
     per round from a PRNG key carried in the state (see :func:`jcsol.algorithms.koil.uniforms`), so a run is
     reproducible from ``init``'s key and runs vmap over keys.
 
@@ -287,14 +301,14 @@ class KOIL(Learner):
 
     def step(self, state: KOILState, ex: Example) -> tuple[KOILState, StepInfo]:
         data, u = draw(state.key, self.draw_shape, ex.x.dtype)
-        out = koil_round(self._kern, Buffers(*state[:6]), ex.x, ex.y, u, eta=self.eta, C=self.C,
+        out = koil_round(self._kern, Buffers(*state[:7]), ex.x, ex.y, u, eta=self.eta, C=self.C,
                          n_pos=self.budget_pos, n_neg=self.budget_neg, k=self.k, policy=self.policy,
                          smooth=self.loss == "smooth", decay=True)
         return KOILState(*out.buffers, key=data), StepInfo(score=out.score, loss=self.C * out.loss)
 
     def score(self, state: KOILState, X: jax.Array) -> jax.Array:
         """``f(X)``: the support-vector expansion of the final model on held-out rows ``X``."""
-        return expansion(self._kern, Buffers(*state[:6]), X, self.budget_pos)
+        return expansion(self._kern, Buffers(*state[:7]), X, self.budget_pos)
 
     def too_large_hint(self) -> str:
         return "use smaller budgets or fewer runs"
@@ -308,6 +322,7 @@ class KOILMKLState(NamedTuple):
     sv: jax.Array     # (m, N⁺ + N⁻, d) support vectors of each kernel classifier
     alpha: jax.Array  # (m, N⁺ + N⁻)
     fsv: jax.Array    # (m, N⁺ + N⁻)
+    gram: jax.Array   # (m, N⁺ + N⁻, N⁺ + N⁻) each classifier's kernel values between its slots' vectors
     size: jax.Array   # (m, 2) int32
     seen: jax.Array   # (m, 2) int32 examples received by each classifier (only rounds it was updated)
     head: jax.Array   # (m, 2) int32
@@ -387,24 +402,22 @@ class KOILMKL(Learner):
     def _scores(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
         members = pool_members(self.pool, state.sv.dtype)
         fn = lambda member, buf: expansion(lambda A, B: pool_kernel(member, A, B), buf, X, self.budget_pos)
-        return jax.vmap(fn)(members, Buffers(*state[:6]))          # (m, n)
+        return jax.vmap(fn)(members, Buffers(*state[:7]))          # (m, n)
 
     def step(self, state: KOILMKLState, ex: Example) -> tuple[KOILMKLState, StepInfo]:
         dtype = ex.x.dtype
         data, u = draw(state.key, self.draw_shape, dtype)
         members = pool_members(self.pool, dtype)
 
-        def one(member, buf, u_rs):
+        def one(member, buf, u_rs, active):
             return koil_round(lambda A, B: pool_kernel(member, A, B), buf, ex.x, ex.y, u_rs, eta=self.eta,
                               C=self.C, n_pos=self.budget_pos, n_neg=self.budget_neg, k=self.k,
-                              policy=self.policy, smooth=self.loss == "smooth", decay=False)
+                              policy=self.policy, smooth=self.loss == "smooth", decay=False, active=active)
 
-        old = Buffers(*state[:6])
-        out = jax.vmap(one)(members, old, u[:, 1:])
         w = state.w
         chosen = u[:, 0] < w / jnp.max(w)
-        pick = lambda new, cur: jnp.where(chosen.reshape((-1,) + (1,) * (new.ndim - 1)), new, cur)
-        buffers = jax.tree.map(pick, out.buffers, old)
+        out = jax.vmap(one)(members, Buffers(*state[:7]), u[:, 1:], chosen)
+        buffers = out.buffers
         q = w / jnp.sum(w)
         score = jnp.sum(q * jnp.sign(out.score))
         w = jnp.where(chosen, w * jnp.exp(-self.eta * self.C * out.loss), w)

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
-from ..linalg import SparseVector, Vector, add_scaled, densify, dot, squared_norm
+from ..linalg import SparseVector, Vector, add_scaled, densify, dot, one_matrix_at_a_time, squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
 
@@ -67,6 +67,11 @@ def hash_uniform(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return ((bits >> 8).astype(jnp.float32) * (1.0 / (1 << 24)) - 0.5).reshape(shape)
 
 
+@one_matrix_at_a_time
+def _qr(a: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return jnp.linalg.qr(a)
+
+
 def gram_schmidt(a: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``a = Q R`` for ``a`` of shape ``n × k`` (``n ≥ k``): the Gram–Schmidt factorisation of the columns.
 
@@ -75,7 +80,7 @@ def gram_schmidt(a: jax.Array) -> tuple[jax.Array, jax.Array]:
     factorisation the unique one that Gram–Schmidt produces: column ``i`` of ``Q`` spans, with the columns
     before it, the first ``i`` columns of ``a`` (the order-dependent basis of 003 Alg. 6).
     """
-    q, r = jnp.linalg.qr(a)
+    q, r = _qr(a)
     sign = jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1))
     sign = jnp.where(sign == 0, 1, sign).astype(a.dtype)
     return q * sign[..., None, :], r * sign[..., :, None]

@@ -14,17 +14,18 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 import numpy as np
 
 from ..stream import SparseRows, check_features
 from . import synthetic
-from .libsvm import iter_libsvm_blocks, read_libsvm
-from .rowstore import RowStore
+from .libsvm import check_n_features, iter_libsvm_blocks, read_libsvm
+from .rowstore import RowStore, RowStoreError
 
-__all__ = ["load", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "SHIPPED",
-           "Shipped", "SparseRows", "fetch"]
+__all__ = ["load", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "RowStoreError",
+           "SHIPPED", "Shipped", "SparseRows", "fetch"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,15 @@ def _read_bytes(name_or_path: str | os.PathLike) -> tuple[bytes, int | None]:
         raise FileNotFoundError(
             f"no dataset {key!r}: not a shipped set ({', '.join(sorted(SHIPPED))}) and no such file"
         )
+    if os.path.isdir(key):
+        raise IsADirectoryError(f"{key} is a directory, not a LIBSVM file (a row store opens with RowStore({key!r}))")
     with open(key, "rb") as fh:
         raw = fh.read()
     if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise ValueError(f"{key}: damaged gzip file ({err})") from None
     return raw, None
 
 
@@ -84,6 +90,8 @@ def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
     present = np.unique(labels)
     if positive is not None:
         pos = np.atleast_1d(np.asarray(positive))
+        if pos.size == 0 or pos.dtype.kind not in "iuf":
+            raise ValueError(f"positive must be a label or a non-empty list of labels, got {positive!r}")
         missing = [p.item() for p in pos if p not in present]
         if missing:
             raise ValueError(f"positive={positive!r}: label(s) {missing} not in the data, whose labels are {present.tolist()}")
@@ -96,6 +104,24 @@ def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
     raise ValueError(
         f"labels {sorted(as_set)[:10]} are not binary; pass positive=<label> to pick the +1 class against the rest"
     )
+
+
+def check_options(**flags) -> None:
+    """Refuses a yes/no option given anything but a bool (``normalize="no"`` would read as true)."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_float_dtype(dtype) -> np.dtype:
+    """``dtype`` as float32 or float64, refusing any other dtype (integer features would be rounded)."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    if resolved not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {resolved}")
+    return resolved
 
 
 def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
@@ -122,8 +148,15 @@ def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = Tr
     Returns:
         ``(X, y)`` with ``X`` of shape ``(n, d)`` (dense or sparse rows) and ``y`` int8 labels in ``{-1, +1}``.
     """
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"name_or_path must be a dataset name or a path, got {type(name_or_path).__name__}")
+    if n_features is not None:
+        check_n_features(n_features)
+    check_options(normalize=normalize, sparse=sparse)
+    dtype = check_float_dtype(dtype)
     raw, shipped_d = _read_bytes(name_or_path)
-    rows, labels = read_libsvm(raw, n_features=n_features or shipped_d, source=os.fspath(name_or_path))
+    rows, labels = read_libsvm(raw, n_features=shipped_d if n_features is None else n_features,
+                               source=os.fspath(name_or_path))
     rows = check_features(rows)
     y = binarize(labels, positive)
     if normalize:

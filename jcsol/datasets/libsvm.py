@@ -1,113 +1,160 @@
-"""The LIBSVM/svmlight text format: ``label idx:val idx:val …`` with 1-based indices, one example a line."""
+"""The LIBSVM/svmlight text format: ``label idx:val idx:val …`` with 1-based indices, one example a line.
+
+The reader accepts exactly the format of LIBSVM and svmlight (C.-C. Chang, C.-J. Lin, *LIBSVM: a library for
+support vector machines*, ACM TIST 2011; T. Joachims, *Making large-scale SVM learning practical*, 1999), as
+scikit-learn's ``load_svmlight_file`` reads it, and refuses anything else with the file and line:
+
+* a line is a label, an optional ``qid:n`` (skipped), then ``index:value`` pairs, separated by spaces or tabs;
+  ``#`` starts a comment, blank lines are ignored, a line ending may be ``\\n`` or ``\\r\\n``;
+* labels and values are decimal numbers (``1``, ``-1``, ``+0.5``, ``2e-3``); labels must be finite, and so must
+  values (NaN or infinite features would poison every later round of a run);
+* indices are decimal integers from 1 to 2³¹ − 1, strictly increasing along a line: a repeated index has no
+  single meaning (sum? last wins?), so it is refused rather than guessed;
+* a file without any example is refused.
+"""
 
 from __future__ import annotations
 
 import gzip
 import os
+import re
+import zlib
 from typing import Iterator
 
 import numpy as np
 
 from ..stream import SparseRows
 
+#: The largest feature index a file may hold (1-based): indices are stored as int32.
+MAX_INDEX = 2**31 - 1
 
-def read_libsvm(text: bytes | str, *, n_features: int | None = None,
-                source: str = "<data>") -> tuple[SparseRows, np.ndarray]:
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?i:nan|inf(?:inity)?)"
+_LINE = re.compile(rf"(?:{_NUMBER})(?:[ \t]+qid:[+-]?\d+)?(?:[ \t]+\d+:(?:{_NUMBER}))*", re.ASCII)
+_QID = re.compile(r"[ \t]+qid:[+-]?\d+", re.ASCII)
+
+
+def read_libsvm(text: bytes | str, *, n_features: int | None = None, source: str = "<data>",
+                first_line: int = 1, allow_empty: bool = False) -> tuple[SparseRows, np.ndarray]:
     """Parses LIBSVM/svmlight text into fixed-width sparse rows and raw labels.
 
-    Comments (``#`` to end of line), blank lines and ``qid:`` tokens are skipped. Rows are padded to the
-    widest row. Raises ``ValueError`` naming the line of any malformed token.
+    Rows are padded to the widest row. Raises ``ValueError`` naming ``source`` and the line of the first
+    malformed line, non-finite number, out-of-range or non-increasing index (module docstring).
+
+    Args:
+        text: the file's content.
+        n_features: the dimension; an index above it is refused (default: the largest index).
+        source: the name used in error messages (the file's path).
+        first_line: the line number of the text's first line (for text read block by block).
+        allow_empty: return zero rows for text without examples instead of refusing it.
     """
+    if n_features is not None:
+        check_n_features(n_features)
     if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    parsed = _parse_plain(text) if "#" not in text and "qid" not in text else None
-    if parsed is None:
-        parsed = _parse_lines(text, source)
-    labels, indices, values = parsed
-    max_index = int(indices.max()) + 1 if indices.size else 0
-    if n_features is None:
-        n_features = max_index
-    elif max_index > n_features:
-        raise ValueError(f"{source}: feature index {max_index} exceeds n_features={n_features}")
-    return SparseRows(indices, values, n_features), labels
-
-
-def _parse_plain(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Vectorised parse of comment-free text; ``None`` when anything is off (the line parser then reports it)."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    counts = np.fromiter((line.count(":") for line in lines), np.int64, len(lines))
-    tokens = " ".join(lines).replace(":", " ").split()
-    if len(tokens) != len(lines) + 2 * int(counts.sum()):
-        return None
-    try:
-        numbers = np.array(tokens, dtype=np.float64)
-    except ValueError:
-        return None
+        text = text.decode("utf-8", errors="surrogateescape")  # odd bytes in comments are harmless
+    lines = text.split("\n")
+    kept: list[str] = []
+    line_of: list[int] = []
+    for number, line in enumerate(lines, first_line):
+        if "#" in line:
+            line = line.split("#", 1)[0]
+        line = line.strip(" \t\r")
+        if not line:
+            continue
+        if _LINE.fullmatch(line) is None:
+            raise ValueError(f"{source}, line {number}: not LIBSVM format (expected 'label index:value ...' with "
+                             f"decimal numbers and integer indices >= 1): {_shown(line)}")
+        kept.append(_QID.sub("", line) if "qid:" in line else line)
+        line_of.append(number)
+    if not kept:
+        if allow_empty:
+            return SparseRows(np.zeros((0, 1), np.int32), np.zeros((0, 1)), int(n_features or 0)), np.zeros(0)
+        raise ValueError(f"{source}: no examples (the text is empty or holds only comments and blank lines)")
+    counts = np.fromiter((line.count(":") for line in kept), np.int64, len(kept))
+    numbers = np.array(" ".join(kept).replace(":", " ").split(), dtype=np.float64)
     starts = np.concatenate([[0], np.cumsum(1 + 2 * counts)[:-1]]).astype(np.int64)
     is_label = np.zeros(len(numbers), bool)
     is_label[starts] = True
+    labels = numbers[starts]
     pairs = numbers[~is_label].reshape(-1, 2)
-    if pairs.size and (np.any(pairs[:, 0] < 1) or np.any(pairs[:, 0] != np.round(pairs[:, 0]))):
-        return None
-    rows = np.repeat(np.arange(len(lines)), counts)
+    rows = np.repeat(np.arange(len(kept)), counts)
+
+    def fail(row: int, why: str):
+        raise ValueError(f"{source}, line {line_of[row]}: {why}: {_shown(kept[row])}")
+
+    if not np.all(np.isfinite(labels)):
+        fail(int(np.flatnonzero(~np.isfinite(labels))[0]), "the label is NaN or infinite")
+    if pairs.size:
+        bad = ~np.isfinite(pairs[:, 1])
+        if bad.any():
+            fail(int(rows[np.argmax(bad)]), "a feature value is NaN or infinite (remove or impute it)")
+        bad = (pairs[:, 0] < 1) | (pairs[:, 0] > MAX_INDEX)
+        if bad.any():
+            fail(int(rows[np.argmax(bad)]), f"feature index {pairs[np.argmax(bad), 0]:.0f} is outside "
+                                            f"[1, {MAX_INDEX}] (indices are 1-based)")
+        bad = (pairs[1:, 0] <= pairs[:-1, 0]) & (rows[1:] == rows[:-1])
+        if bad.any():
+            at = int(np.argmax(bad)) + 1
+            fail(int(rows[at]), f"feature index {pairs[at, 0]:.0f} follows index {pairs[at - 1, 0]:.0f}: indices "
+                                "must be strictly increasing along a line (a repeated index is ambiguous)")
     first = np.repeat(np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
     position = np.arange(len(rows)) - first
-    width = max(int(counts.max()) if len(lines) else 0, 1)
-    indices = np.zeros((len(lines), width), np.int32)
-    values = np.zeros((len(lines), width), np.float64)
+    width = max(int(counts.max()), 1)
+    indices = np.zeros((len(kept), width), np.int32)
+    values = np.zeros((len(kept), width), np.float64)
     indices[rows, position] = pairs[:, 0].astype(np.int64) - 1
     values[rows, position] = pairs[:, 1]
-    return numbers[starts], indices, values
+    max_index = int(pairs[:, 0].max()) if pairs.size else 0
+    if n_features is None and not max_index:
+        raise ValueError(f"{source}: no line holds a feature (give n_features= for rows that are all zero)")
+    if n_features is None:
+        n_features = max_index
+    elif max_index > n_features:
+        row = int(rows[np.argmax(pairs[:, 0])])
+        raise ValueError(f"{source}, line {line_of[row]}: feature index {max_index} exceeds n_features={n_features}")
+    return SparseRows(indices, values, int(n_features)), labels
 
 
-def _parse_lines(text: str, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    labels: list[float] = []
-    row_idx: list[list[int]] = []
-    row_val: list[list[float]] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        tokens = line.split()
-        try:
-            labels.append(float(tokens[0]))
-            idx, val = [], []
-            for tok in tokens[1:]:
-                k, v = tok.split(":", 1)
-                if k == "qid":
-                    continue
-                idx.append(int(k) - 1)
-                val.append(float(v))
-        except ValueError as err:
-            raise ValueError(f"{source}, line {lineno}: not LIBSVM format ({err}): {line[:80]!r}") from None
-        if idx and min(idx) < 0:
-            raise ValueError(f"{source}, line {lineno}: feature indices are 1-based, found 0 or less")
-        row_idx.append(idx)
-        row_val.append(val)
-    width = max(max((len(r) for r in row_idx), default=0), 1)
-    indices = np.zeros((len(labels), width), np.int32)
-    values = np.zeros((len(labels), width), np.float64)
-    for i, (ri, rv) in enumerate(zip(row_idx, row_val)):
-        indices[i, : len(ri)] = ri
-        values[i, : len(rv)] = rv
-    return np.asarray(labels), indices, values
+def check_n_features(n_features) -> int:
+    """``n_features`` as an int in [1, 2³¹ − 1], refusing anything else."""
+    if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
+        raise TypeError(f"n_features must be an integer, got {n_features!r}")
+    if not 1 <= n_features <= MAX_INDEX:
+        raise ValueError(f"n_features must be in [1, {MAX_INDEX}], got {n_features}")
+    return int(n_features)
+
+
+def _shown(line: str) -> str:
+    return repr(line[:80] + ("…" if len(line) > 80 else ""))
 
 
 def open_text(path: str | os.PathLike):
-    """A text file, gzip-compressed or plain (told apart by its magic bytes)."""
+    """A text file, gzip-compressed or plain (told apart by its magic bytes).
+
+    Bytes that are not UTF-8 are kept as surrogates, so the parser reports the line they are on.
+    """
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
+    if gz:
+        return gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape")
+    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
 
 
-def iter_libsvm_blocks(path: str | os.PathLike, block_rows: int = 100_000) -> Iterator[str]:
-    """The file's text in blocks of ``block_rows`` lines, read lazily: memory holds one block at a time."""
-    with open_text(path) as fh:
-        block: list[str] = []
-        for line in fh:
-            block.append(line)
-            if len(block) == block_rows:
-                yield "".join(block)
-                block = []
-        if block:
-            yield "".join(block)
+def iter_libsvm_blocks(path: str | os.PathLike, block_rows: int = 100_000) -> Iterator[tuple[int, str]]:
+    """``(first line number, text)`` of the file in blocks of ``block_rows`` lines, read lazily: memory holds
+    one block at a time. A damaged gzip stream raises ``ValueError`` naming the file."""
+    if isinstance(block_rows, bool) or not isinstance(block_rows, (int, np.integer)) or block_rows < 1:
+        raise ValueError(f"block_rows must be an integer >= 1, got {block_rows!r}")
+    try:
+        with open_text(path) as fh:
+            block: list[str] = []
+            first = 1
+            for line in fh:
+                block.append(line)
+                if len(block) == block_rows:
+                    yield first, "".join(block)
+                    first += len(block)
+                    block = []
+            if block:
+                yield first, "".join(block)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise ValueError(f"{os.fspath(path)}: damaged gzip file ({err})") from None

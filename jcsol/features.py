@@ -1,0 +1,634 @@
+"""Tables in: data frames and dict records as hashed, online-scaled sparse rows.
+
+A :class:`TableEncoder` turns a table — a pandas ``DataFrame``, a pyarrow ``Table`` or a list of dict records —
+into :class:`jcsol.SparseRows` of dimension ``2**bits`` that ``jcsol.run`` (and every O(nnz) learner) consumes::
+
+    enc = jcsol.TableEncoder(numeric=["amount", "age"], categorical=["merchant", "country"], bits=18,
+                             label="fraud")
+    X = enc.fit_transform(frame)              # rows in order; the running scaling learns as it goes
+    y = enc.labels(frame)                     # the label column as ±1
+    res = jcsol.run(jcsol.ACOG(diagonal=True), X, y, perms=1)
+
+**Hashing** (the hashing trick of Weinberger, Dasgupta, Langford, Smola, Attenberg, *Feature Hashing for Large
+Scale Multitask Learning*, ICML 2009, as Vowpal Wabbit uses it). A categorical value ``v`` of column ``c`` is
+the feature ``"c=v"``; a numeric column ``c`` is the feature ``"c"``. The feature's UTF-8 bytes are hashed by
+MurmurHash3 (x86, 32 bits, seed ``seed``) to ``h``; its slot is ``h mod 2**bits`` (Vowpal Wabbit's mask of the
+low bits) and its sign is ``-1`` if ``h``'s top bit is set, else ``+1`` (the sign of ``h`` read as a signed
+32-bit integer, scikit-learn's ``FeatureHasher(alternate_sign=True)``). A categorical feature has value
+``sign``, a numeric one ``sign · z`` with ``z`` its scaled value. Features of one row that fall into one slot
+are summed into a single entry. The hash depends only on the bytes and the seed — never on Python's ``hash``
+— so it is the same in every process and version.
+
+Categorical values are written as text before hashing: strings as they are, booleans ``True``/``False``,
+integers and integral floats as integers (``3`` and ``3.0`` are both ``"3"``, so a frame whose column was
+upcast to float by a missing value hashes like the records it came from), other floats by ``repr``, anything
+else by ``str``.
+
+**Online scaling.** Each numeric column keeps a running count, mean and (population) variance; in
+:meth:`~TableEncoder.fit_transform`, row ``t`` is scaled with the statistics of rows ``1..t`` — itself and the
+rows before it, never later ones: ``z_t = (x_t − mean_t) / std_t``, and ``z_t = 0`` while ``std_t = 0`` (so the
+first row's numeric features are 0). :meth:`~TableEncoder.transform` scales with the statistics so far and
+leaves them as they are. The statistics are sums of ``x − s`` and ``(x − s)²`` about a shift ``s`` (the
+column's first value), accumulated in row order, so encoding a stream in one batch or in many gives the same
+bits, and a saved encoder continues bit-identically.
+
+**Missing values** (``None``, NaN, pandas' ``NA``, Arrow nulls) contribute nothing: a missing numeric value
+is 0 and leaves the column's statistics unchanged; a missing categorical value adds no feature.
+
+**Rows** are L2-normalised after hashing (``normalize=True``, as :func:`jcsol.datasets.load` does). Each row
+has one entry per column (``len(numeric) + len(categorical)``), in column order, made padding (index 0,
+value 0) where a collision merged it into an earlier entry or a categorical value is missing, so a step costs
+O(columns) whatever ``bits`` is.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import numbers
+import operator
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .stream import SparseRows
+
+FORMAT_VERSION = 1
+MAX_BITS = 30          # slots must fit int32 indices
+_KIND = "jcsol.TableEncoder"
+_STATE_KEYS = ("kind", "version", "bits", "seed", "normalize", "dtype", "label", "numeric", "categorical",
+               "columns_fixed", "count", "shift", "sum", "sum_squares")
+
+
+def _mmh3():
+    try:
+        import mmh3
+    except ImportError:  # pragma: no cover - mmh3 is a dependency of the package
+        raise ImportError("jcsol.features needs mmh3 (MurmurHash3): pip install mmh3") from None
+    return mmh3
+
+
+def hash_features(keys: Sequence[str], bits: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Slots and signs of feature names: ``(h mod 2**bits, −1 if h ≥ 2**31 else +1)`` with ``h`` the unsigned
+    32-bit MurmurHash3 (x86) of the name's UTF-8 bytes under ``seed``."""
+    h = np.fromiter(map(functools.partial(_mmh3().hash, seed=seed, signed=False), keys), np.uint32, len(keys))
+    index = (h & np.uint32((1 << bits) - 1)).astype(np.int64)
+    sign = np.where(h >> np.uint32(31), -1.0, 1.0)
+    return index, sign
+
+
+class TableEncoder:
+    """Hashes categorical columns and scales numeric columns online into sparse rows of dimension ``2**bits``.
+
+    Args:
+        numeric: the numeric columns, scaled online and hashed by name to one slot each.
+        categorical: the categorical columns, hashed as ``"column=value"``.
+        bits: ``n_features = 2**bits`` slots, ``1 <= bits <= 30``.
+        seed: MurmurHash3 seed, ``0 <= seed < 2**32``.
+        normalize: divide each row by its L2 norm.
+        label: the label column: never a feature, and read by :meth:`labels`.
+        dtype: float dtype of the rows' values.
+
+    When ``numeric`` and ``categorical`` are both empty, the columns are inferred from the first table seen
+    (numeric dtypes numeric — booleans excepted —, the rest categorical; the label column left out) and fixed
+    from then on. Columns of a table that the encoder does not name are ignored.
+    """
+
+    def __init__(self, numeric: Sequence[str] = (), categorical: Sequence[str] = (), bits: int = 18,
+                 seed: int = 0, *, normalize: bool = True, label: str | None = None, dtype=np.float32):
+        numeric, categorical = _names("numeric", numeric), _names("categorical", categorical)
+        if set(numeric) & set(categorical):
+            raise ValueError(f"columns {sorted(set(numeric) & set(categorical))} are both numeric and categorical")
+        if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= MAX_BITS:
+            raise ValueError(f"bits must be an integer in [1, {MAX_BITS}] (n_features = 2**bits), got {bits!r}")
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
+            raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"label must be a column name (str), got {label!r}")
+        if label is not None and label in numeric + categorical:
+            raise ValueError(f"the label column {label!r} cannot also be a feature column")
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise TypeError(f"normalize must be True or False, got {normalize!r}")
+        dtype = np.dtype(dtype)
+        if not np.issubdtype(dtype, np.floating):
+            raise TypeError(f"dtype must be a float dtype, got {dtype}")
+        self._bits, self._seed, self._normalize = int(bits), int(seed), bool(normalize)
+        self._label, self._dtype = label, dtype
+        self._set_columns(numeric, categorical, fixed=bool(numeric or categorical))
+
+    def _set_columns(self, numeric: tuple[str, ...], categorical: tuple[str, ...], fixed: bool) -> None:
+        self._numeric, self._categorical, self._fixed = numeric, categorical, fixed
+        m = len(numeric)
+        self._count = np.zeros(m, np.int64)
+        self._shift = np.zeros(m, np.float64)
+        self._sum = np.zeros(m, np.float64)
+        self._sum_squares = np.zeros(m, np.float64)
+        self._numeric_slots = hash_features(numeric, self._bits, self._seed)
+
+    # -- configuration ------------------------------------------------------------------------------------------
+    @property
+    def numeric(self) -> tuple[str, ...]:
+        return self._numeric
+
+    @property
+    def categorical(self) -> tuple[str, ...]:
+        return self._categorical
+
+    @property
+    def bits(self) -> int:
+        return self._bits
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def normalize(self) -> bool:
+        return self._normalize
+
+    @property
+    def label(self) -> str | None:
+        return self._label
+
+    @property
+    def n_features(self) -> int:
+        return 1 << self._bits
+
+    @property
+    def n_seen(self) -> np.ndarray:
+        """Non-missing values seen so far, per numeric column."""
+        return self._count.copy()
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Running mean of each numeric column (0 before its first value)."""
+        n = np.maximum(self._count, 1)
+        return np.where(self._count > 0, self._shift + self._sum / n, 0.0)
+
+    @property
+    def var(self) -> np.ndarray:
+        """Running population variance of each numeric column (0 before its first value)."""
+        n = np.maximum(self._count, 1)
+        return np.where(self._count > 0, np.maximum(self._sum_squares / n - (self._sum / n) ** 2, 0.0), 0.0)
+
+    def __repr__(self) -> str:
+        return (f"TableEncoder(numeric={list(self._numeric)}, categorical={list(self._categorical)}, "
+                f"bits={self._bits}, seed={self._seed}, normalize={self._normalize}, label={self._label!r})")
+
+    # -- encoding -----------------------------------------------------------------------------------------------
+    def fit_transform(self, table) -> SparseRows:
+        """The table's rows in order, each numeric value scaled with the statistics of the rows up to and
+        including its own; the statistics keep what the table added."""
+        return self._encode(table, update=True)
+
+    def transform(self, table) -> SparseRows:
+        """The table's rows scaled with the statistics so far, which stay as they are."""
+        return self._encode(table, update=False)
+
+    def labels(self, table, positive=None) -> np.ndarray:
+        """The label column as int8 ±1. A numeric column follows :func:`jcsol.datasets.binarize` (the LIBSVM
+        loader's rule): labels ``{-1, 1}``, ``{0, 1}`` or ``{1, 2}`` map by themselves (``1`` is ``+1``);
+        otherwise ``positive`` (a number or a list of them; text such as ``"1"`` is read as a number) becomes
+        ``+1`` and the rest ``−1``. A text column needs ``positive`` (a value or a list of values, compared as
+        text)."""
+        from .datasets import binarize
+
+        if self._label is None:
+            raise ValueError("this TableEncoder has no label column: TableEncoder(..., label='COLUMN')")
+        source = _adapt(table)
+        if self._label not in source.names:
+            raise ValueError(f"label column {self._label!r} not in the table, whose columns are {source.names}")
+        if source.is_numeric(self._label):
+            values = source.numeric(self._label)
+            missing = np.isnan(values)
+            if positive is not None:
+                positive = [_as_number(self._label, p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
+        else:
+            codes, uniques = source.factorize(self._label)
+            values = np.array([_text(u) for u in uniques] + [None], dtype=object)[codes]   # code −1: missing
+            missing = np.equal(values, None)
+            if positive is not None:
+                positive = [_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
+        if missing.any():
+            raise ValueError(f"label column {self._label!r} has {int(missing.sum())} missing value(s), the first at "
+                             f"row {int(np.argmax(missing))}")
+        if values.dtype != object:
+            return binarize(values, positive)
+        present = sorted(set(values.tolist()))
+        if positive is None:
+            raise ValueError(f"label column {self._label!r} holds text {present[:10]}; pass positive=<value> to "
+                             "pick the +1 class against the rest")
+        absent = [p for p in positive if p not in present]
+        if absent:
+            raise ValueError(f"positive={absent}: not in the label column {self._label!r}, whose labels are "
+                             f"{present[:10]}")
+        return np.where(np.isin(values, positive), 1, -1).astype(np.int8)
+
+    def _encode(self, table, update: bool) -> SparseRows:
+        source = _adapt(table)
+        if not self._fixed:
+            numeric, categorical = source.infer(exclude=self._label)
+            if not numeric and not categorical:
+                raise ValueError(f"no feature columns to infer: the table has only {source.names}")
+            if update:
+                self._set_columns(numeric, categorical, fixed=True)
+            else:
+                probe = TableEncoder(numeric, categorical, self._bits, self._seed, normalize=self._normalize,
+                                     label=self._label, dtype=self._dtype)
+                return probe._encode(table, update=False)
+        missing = [c for c in self._numeric + self._categorical if c not in source.names]
+        if missing:
+            raise ValueError(f"column(s) {missing} not in the table, whose columns are {source.names}")
+        n, m = source.n_rows, len(self._numeric)
+        index = np.zeros((n, m + len(self._categorical)), np.int64)
+        value = np.zeros(index.shape, np.float64)
+        X = source.numeric_block(self._numeric) if m else None
+        factors = [source.factorize(c) for c in self._categorical]   # every check before any update
+        if m:
+            slot, sign = self._numeric_slots
+            index[:, :m] = slot
+            value[:, :m] = self._scale(X, update) * sign
+        if factors:
+            index[:, m:], value[:, m:] = self._hash_categories(factors)
+        index, value = _merge_collisions(index, value)
+        if self._normalize:
+            norms = np.sqrt(np.einsum("ij,ij->i", value, value))
+            value /= np.where(norms > 0, norms, 1.0)[:, None]
+        return SparseRows(index.astype(np.int32), value.astype(self._dtype), self.n_features)
+
+    def _hash_categories(self, factors: list) -> tuple[np.ndarray, np.ndarray]:
+        """Slots and signs of the categorical columns, ``(n, len(categorical))``: the distinct values of all
+        columns hashed in one call, each once; a missing value (code −1) gets slot 0 and value 0."""
+        keys, positions, offsets, total = [], [], [], 0
+        for column, (codes, uniques) in zip(self._categorical, factors):
+            for i, text in enumerate(map(_text, uniques)):
+                if text is not None:
+                    keys.append(f"{column}={text}")
+                    positions.append(total + i)
+            offsets.append(total)
+            total += len(uniques)
+        slot, sign = np.zeros(total + 1, np.int64), np.zeros(total + 1)     # the last entry: missing
+        slot[positions], sign[positions] = hash_features(keys, self._bits, self._seed)
+        codes = np.column_stack([np.where(codes >= 0, codes + offset, total)
+                                 for (codes, _), offset in zip(factors, offsets)])
+        return slot[codes], sign[codes]
+
+    def _scale(self, X: np.ndarray, update: bool) -> np.ndarray:
+        """``(x − mean) / std`` of each value with the statistics including its row (``update``) or those so far;
+        0 where missing or while the standard deviation is 0."""
+        present = ~np.isnan(X)
+        shift = self._shift.copy()
+        if update:
+            unset = (self._count == 0) & present.any(axis=0)
+            first = np.argmax(present, axis=0)
+            shift[unset] = X[first[unset], np.nonzero(unset)[0]]
+            centred = np.where(present, X - shift, 0.0)
+            count = self._count + np.cumsum(present, axis=0)
+            # np.cumsum adds in row order, continuing from the stored sums (added to the first row before any
+            # other): any split of a stream gives the same bits
+            squares = centred * centred
+            squares[0] += self._sum_squares
+            sum_squares = np.cumsum(squares, axis=0)
+            sums = centred.copy()
+            sums[0] += self._sum
+            sums = np.cumsum(sums, axis=0)
+            self._count, self._shift, self._sum, self._sum_squares = count[-1], shift, sums[-1], sum_squares[-1]
+        else:
+            centred = np.where(present, X - shift, 0.0)
+            count, sums, sum_squares = self._count[None], self._sum[None], self._sum_squares[None]
+        n = np.maximum(count, 1)
+        mean = sums / n
+        std = np.sqrt(np.maximum(sum_squares / n - mean * mean, 0.0))
+        ok = present & (count > 0) & (std > 0)
+        return np.where(ok, (centred - mean) / np.where(ok, std, 1.0), 0.0)
+
+    # -- saving -------------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Configuration and running statistics as arrays (no pickles), for ``np.savez`` and
+        :meth:`from_state_dict`."""
+        return {
+            "kind": np.array(_KIND), "version": np.array(FORMAT_VERSION, np.int64),
+            "bits": np.array(self._bits, np.int64), "seed": np.array(self._seed, np.int64),
+            "normalize": np.array(self._normalize), "dtype": np.array(self._dtype.name),
+            "label": np.array([] if self._label is None else [self._label], dtype=str),
+            "numeric": np.array(self._numeric, dtype=str), "categorical": np.array(self._categorical, dtype=str),
+            "columns_fixed": np.array(self._fixed),
+            "count": self._count.copy(), "shift": self._shift.copy(), "sum": self._sum.copy(),
+            "sum_squares": self._sum_squares.copy(),
+        }
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> "TableEncoder":
+        """The encoder :meth:`state_dict` described, refusing a state of another kind or version."""
+        absent = [k for k in _STATE_KEYS if k not in state]
+        if absent:
+            raise ValueError(f"not a TableEncoder state: keys {absent} are missing")
+        kind, version = str(np.asarray(state["kind"])), int(np.asarray(state["version"]))
+        if kind != _KIND:
+            raise ValueError(f"not a TableEncoder state: its kind is {kind!r}")
+        if version != FORMAT_VERSION:
+            raise ValueError(f"TableEncoder state of format version {version}; this jcsol reads version "
+                             f"{FORMAT_VERSION}")
+        label = [str(v) for v in np.asarray(state["label"]).tolist()]
+        numeric = tuple(str(v) for v in np.asarray(state["numeric"]).tolist())
+        categorical = tuple(str(v) for v in np.asarray(state["categorical"]).tolist())
+        enc = cls(bits=int(np.asarray(state["bits"])), seed=int(np.asarray(state["seed"])),
+                  normalize=bool(np.asarray(state["normalize"])), label=label[0] if label else None,
+                  dtype=str(np.asarray(state["dtype"])))
+        enc._set_columns(numeric, categorical, fixed=bool(np.asarray(state["columns_fixed"])))
+        stats = {k: np.asarray(state[k]) for k in ("count", "shift", "sum", "sum_squares")}
+        for key, values in stats.items():
+            if values.shape != (len(numeric),):
+                raise ValueError(f"TableEncoder state: {key!r} has shape {values.shape}, expected ({len(numeric)},)")
+        enc._count = stats["count"].astype(np.int64)
+        enc._shift, enc._sum, enc._sum_squares = (stats[k].astype(np.float64) for k in ("shift", "sum", "sum_squares"))
+        return enc
+
+
+def _names(option: str, names) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise TypeError(f"{option} must be a list of column names, got the string {names!r} (write [{names!r}])")
+    names = tuple(names)
+    bad = [c for c in names if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"{option} column names must be strings, got {bad}")
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise ValueError(f"{option} names columns {dup} more than once")
+    return names
+
+
+def _merge_collisions(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values of entries of one row that share a slot summed into the first of them (in column order), the
+    others made padding (index 0, value 0): every slot appears once, as in a dense row."""
+    if index.shape[1] < 2:
+        return index, value
+    ordered = np.sort(index, axis=1)
+    rows = np.nonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))[0]
+    if rows.size == 0:
+        return index, value
+    sub_index, sub_value = index[rows], value[rows]
+    alive = np.ones(sub_index.shape, bool)
+    for later in range(1, index.shape[1]):       # over pairs of columns, never over rows
+        for first in range(later):
+            hit = alive[:, first] & (sub_index[:, first] == sub_index[:, later])
+            sub_value[hit, first] += sub_value[hit, later]   # at most one live earlier entry holds this slot
+            alive[hit, later] = False
+    index[rows], value[rows] = np.where(alive, sub_index, 0), np.where(alive, sub_value, 0.0)
+    return index, value
+
+
+def _factorize(values) -> tuple[np.ndarray, list]:
+    """Codes into the distinct values, in order of first appearance (dict look-ups run in C, no Python loop)."""
+    if isinstance(values, np.ndarray):
+        values = values.tolist()        # one object per element, so a NaN finds itself again by identity
+    try:
+        uniques = list(dict.fromkeys(values))
+    except TypeError as err:
+        raise TypeError(f"categorical values must be hashable (strings, numbers, …): {err}") from None
+    lookup = {u: i for i, u in enumerate(uniques)}
+    return np.fromiter(map(lookup.__getitem__, values), np.intp, len(values)), uniques
+
+
+def _is_missing(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and (value is pandas.NA or value is pandas.NaT)
+
+
+def _text(value) -> str | None:
+    """A categorical value as the text that is hashed; None when missing."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return str(value)
+
+
+def _as_number(column: str, value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"positive={value!r}: the label column {column!r} is numeric; give a number") from None
+
+
+_NUMBER_TYPES = (numbers.Real, np.bool_)
+
+
+def _numeric_from_objects(column: str, values) -> np.ndarray:
+    """Python objects of a numeric column as float64 (missing → NaN), refusing anything not a number."""
+    types = set(map(type, values))
+    bad_types = {t for t in types if not (t is type(None) or issubclass(t, _NUMBER_TYPES))}
+    pandas = sys.modules.get("pandas")
+    na_types = {type(pandas.NA), type(pandas.NaT)} if pandas is not None else set()
+    if bad_types - na_types:
+        row, bad = next((i, v) for i, v in enumerate(values) if type(v) in bad_types - na_types)
+        raise ValueError(f"numeric column {column!r} holds the non-numeric value {bad!r} at row {row}; "
+                         "list the column as categorical, or clean it")
+    if bad_types:
+        values = [None if type(v) in na_types else v for v in values]
+    return np.array(values, dtype=np.float64)
+
+
+def _checked_block(columns, X: np.ndarray) -> np.ndarray:
+    if np.isinf(X).any():
+        j = int(np.nonzero(np.isinf(X).any(axis=0))[0][0])
+        _checked_numeric(columns[j], X[:, j])
+    return X
+
+
+def _checked_numeric(column: str, values: np.ndarray) -> np.ndarray:
+    infinite = np.isinf(values)
+    if infinite.any():
+        raise ValueError(f"numeric column {column!r} has {int(infinite.sum())} infinite value(s), the first at row "
+                         f"{int(np.argmax(infinite))}")
+    return values
+
+
+class _Source:
+    """A table seen column by column: ``names``, ``n_rows``, ``is_numeric(c)``, ``numeric(c)`` (float64, NaN
+    missing), ``numeric_block(columns)`` (their ``(n, m)`` array), ``objects(c)`` (a sequence of Python values)
+    and ``factorize(c)`` (codes into the distinct values, −1 where missing; each source its fastest way)."""
+
+    names: list
+    n_rows: int
+
+    def numeric_block(self, columns) -> np.ndarray:
+        return np.column_stack([self.numeric(c) for c in columns])
+
+    def factorize(self, column) -> tuple[np.ndarray, list]:
+        return _factorize(self.objects(column))
+
+    def infer(self, exclude: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        columns = [c for c in self.names if c != exclude and isinstance(c, str)]
+        numeric = tuple(c for c in columns if self.is_numeric(c))
+        return numeric, tuple(c for c in columns if c not in numeric)
+
+
+class _Pandas(_Source):
+    def __init__(self, frame):
+        self.frame, self.names, self.n_rows = frame, list(frame.columns), len(frame)
+        if not frame.columns.is_unique:
+            duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
+            raise ValueError(f"the data frame has duplicate column names: {duplicated}")
+
+    def is_numeric(self, column):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        dtype = self.frame[column].dtype
+        return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
+
+    def numeric(self, column):
+        from pandas.api.types import is_numeric_dtype
+
+        series = self.frame[column]
+        if is_numeric_dtype(series.dtype):
+            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            values = _numeric_from_objects(column, series.to_numpy(dtype=object))
+        return _checked_numeric(column, values)
+
+    def objects(self, column):
+        return self.frame[column].to_numpy(dtype=object)
+
+    def factorize(self, column):
+        import pandas as pd
+
+        try:
+            codes, uniques = pd.factorize(self.frame[column], use_na_sentinel=True)
+        except TypeError as err:
+            raise TypeError(f"categorical values must be hashable (strings, numbers, …): {err}") from None
+        return codes, list(uniques)
+
+
+class _Arrow(_Source):
+    def __init__(self, table):
+        self.table, self.names, self.n_rows = table, list(table.column_names), table.num_rows
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("the Arrow table has duplicate column names")
+
+    def _type(self, column):
+        import pyarrow as pa
+
+        kind = self.table.schema.field(column).type
+        return kind, pa.types
+
+    def is_numeric(self, column):
+        kind, types = self._type(column)
+        return types.is_integer(kind) or types.is_floating(kind) or types.is_decimal(kind)
+
+    def numeric(self, column):
+        import pyarrow as pa
+
+        kind, types = self._type(column)
+        if not (self.is_numeric(column) or types.is_boolean(kind) or types.is_null(kind)):
+            raise ValueError(f"numeric column {column!r} has the non-numeric Arrow type {kind}; list the column as "
+                             "categorical, or clean it")
+        values = self.table.column(column).cast(pa.float64()).to_numpy()
+        return _checked_numeric(column, np.asarray(values, dtype=np.float64))
+
+    def objects(self, column):
+        return self.table.column(column).to_numpy(zero_copy_only=False)
+
+    def factorize(self, column):
+        import pyarrow as pa
+
+        col = self.table.column(column)
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        encoded = col.combine_chunks().dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
+        return codes, encoded.dictionary.to_pylist()
+
+
+class _Records(_Source):
+    def __init__(self, records):
+        self.records, self.n_rows = records, len(records)
+        if not all(issubclass(t, Mapping) for t in set(map(type, records))):
+            row = next(i for i, r in enumerate(records) if not isinstance(r, Mapping))
+            raise TypeError(f"records must be dicts (column → value); row {row} is a {type(records[row]).__name__}")
+        self.names = list(dict.fromkeys(itertools.chain.from_iterable(records)))
+        self._columns: dict[str, list] = {}
+
+    def objects(self, column):
+        if column not in self._columns:
+            self._columns[column] = list(map(operator.methodcaller("get", column), self.records))
+        return self._columns[column]
+
+    def is_numeric(self, column):
+        types = set(map(type, self.objects(column))) - {type(None)}
+        return bool(types) and all(issubclass(t, numbers.Real) and not issubclass(t, bool) for t in types)
+
+    def numeric(self, column):
+        return _checked_numeric(column, _numeric_from_objects(column, self.objects(column)))
+
+    def numeric_block(self, columns):
+        values = [self.objects(c) for c in columns]
+        types = set(map(type, itertools.chain.from_iterable(values)))
+        if all(t is float or t is int or t is type(None) for t in types):    # the common case, in one go
+            return _checked_block(columns, np.array(values, dtype=np.float64).T)
+        return super().numeric_block(columns)               # per column, to name the column and row at fault
+
+
+def _adapt(table) -> _Source:
+    module = type(table).__module__.split(".")[0]
+    if module == "pandas" and type(table).__name__ == "DataFrame":
+        source = _Pandas(table)
+    elif module == "pyarrow" and type(table).__name__ == "Table":
+        source = _Arrow(table)
+    elif isinstance(table, (list, tuple)):
+        source = _Records(table)
+    else:
+        raise TypeError(f"a table is a pandas DataFrame, a pyarrow Table or a list of dict records, not a "
+                        f"{type(table).__module__}.{type(table).__name__}")
+    if source.n_rows == 0:
+        raise ValueError("the table is empty: it has no rows")
+    return source
+
+
+def read_table(path: str | os.PathLike):
+    """A CSV file (plain or compressed, via pandas) or a Parquet file (via pyarrow) as a table."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no table {path!r}: no such file")
+    if path.endswith((".parquet", ".pq")):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise ImportError("reading Parquet needs pyarrow: pip install pyarrow (or jcsol[tables])") from None
+        return pq.read_table(path)
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("reading CSV needs pandas: pip install pandas (or jcsol[tables])") from None
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not a readable CSV table: {err}") from None
+
+
+def load_table(path_or_table, label: str, *, positive=None, numeric: Sequence[str] = (),
+               categorical: Sequence[str] = (), bits: int = 18, seed: int = 0,
+               normalize: bool = True) -> tuple[SparseRows, np.ndarray, TableEncoder]:
+    """A labelled table (a file as :func:`read_table` reads it, or a table) as ``(X, y, encoder)``: the rows
+    encoded in order by a new :class:`TableEncoder` (columns inferred when neither list is given), the labels
+    as ±1 by :meth:`TableEncoder.labels`, and the encoder, whose statistics have seen the whole table."""
+    table = read_table(path_or_table) if isinstance(path_or_table, (str, os.PathLike)) else path_or_table
+    encoder = TableEncoder(numeric, categorical, bits, seed, normalize=normalize, label=label)
+    y = encoder.labels(table, positive)     # first: a missing label column is refused before any encoding
+    return encoder.fit_transform(table), y, encoder

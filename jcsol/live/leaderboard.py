@@ -1,0 +1,60 @@
+"""What :meth:`jcsol.Live.leaderboard` returns: every configuration's progressive measures, side by side."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Leaderboard:
+    """Progressive measures of every configuration (flat grid order) and of the served stream.
+
+    Each configuration's measures count its own pre-update prediction of every labelled event (the prediction
+    made when the event arrived, for events predicted with ids). ``sum``, ``sensitivity``, ``specificity`` and
+    ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the exact counts since the start; ``recent_sum`` and
+    ``recent_cost`` from the counts discounted by the forgetting factor; ``auc`` is exact over the last
+    ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which does not
+    keep them).
+    """
+
+    params: dict[str, np.ndarray]
+    counts: np.ndarray
+    sum: np.ndarray
+    sensitivity: np.ndarray
+    specificity: np.ndarray
+    cost: np.ndarray
+    recent_sum: np.ndarray
+    recent_cost: np.ndarray
+    auc: np.ndarray
+    weights: np.ndarray
+    served: int
+    rule: str
+    served_counts: np.ndarray
+    served_sum: float
+    served_cost: float
+    events: int
+    pending: int
+    evicted: int
+
+    COLUMNS = ("sum", "sensitivity", "specificity", "cost", "recent_sum", "recent_cost", "auc", "weights")
+
+    def to_pandas(self):
+        """One row per configuration: its hyperparameters, measures, and whether it is served."""
+        import pandas as pd
+        frame = pd.DataFrame({**self.params, **{c: getattr(self, c) for c in self.COLUMNS}})
+        frame["served"] = np.arange(len(frame)) == self.served
+        return frame
+
+    def table(self) -> str:
+        """A text table, the served configuration marked ``*``."""
+        names = list(self.params) + list(self.COLUMNS)
+        lines = ["  " + "".join(f"{n:>12}" for n in names)]
+        for g in range(len(self.sum)):
+            values = [self.params[k][g] for k in self.params] + [getattr(self, c)[g] for c in self.COLUMNS]
+            lines.append(("* " if g == self.served else "  ")
+                         + "".join(f"{v:>12}" if isinstance(v, str) else f"{v:>12.4g}" for v in values))
+        lines.append(f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}; "
+                     f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted")
+        return "\n".join(lines)

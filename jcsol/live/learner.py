@@ -1,0 +1,582 @@
+"""The live learner: a whole hyperparameter grid learning from an unbounded stream, serving as it learns.
+
+:class:`Live` holds the states of every configuration of a learner's grid (or of several learners' grids)
+on the device. ``learn`` passes a
+batch of labelled events through every configuration by the engine's own round (:func:`jcsol.run`'s scan, the
+same compiled step): learning a stream batch by batch gives the same bits — states, pre-update scores,
+counts — as one :func:`jcsol.run` over the concatenated stream, whatever the batch split. ``predict``
+scores events with the configuration the board serves (:mod:`jcsol.live.board`). Labels may come late:
+``predict(X, ids=...)`` keeps each event's features and the scores it was given in a bounded store
+(:mod:`jcsol.live.store`), and ``learn(ids=..., y=...)`` learns from them when the labels arrive.
+
+Batches of any size run on executables compiled once for a few sizes: a batch is learnt as a
+sequence of scans of powers of 4 (1 to 16384 events) — never padded, so no masked round exists — and
+scored padded to the next power of 2 (padding rows are scored and dropped; scoring changes no state).
+One event is one call of one executable for ``learn`` (the engine's round and the board's update fused;
+XLA removes a scan of length 1) and one for ``predict``; they are ``jax.jit`` functions, called through
+JAX's C++ dispatch. Between calls the learner states and the board are held as a few flat buffers
+(:class:`_Layout`: each large array alone, the small ones concatenated by dtype), donated to ``learn``:
+every buffer passed in and out of a call costs about a microsecond of dispatch, more than the arithmetic of
+one event.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+import os
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..base import Learner
+from ..engine import _advance_impl, _check_memory, _flatten_grid, _init_impl, _resolve_dtype, _signature
+from ..linalg import SparseVector, densify
+from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
+from ..objective import Objective, Sum
+from ..stream import SparseRows, check_features, check_labels
+from .board import Board, Selection, advance_board, choice, init_board, served_score, window_auc
+from .store import PendingStore, check_ids
+
+FORMAT = 1
+BUCKETS = tuple(4**k for k in range(8))  # 1, 4, …, 16384 events per compiled learning scan
+PREDICT_BUCKETS = tuple(2**k for k in range(15))  # 1, 2, …, 16384 events per compiled scoring
+_COMPILED: dict[Any, Any] = {}
+
+
+class LiveFileError(RuntimeError):
+    """A saved live learner that cannot be loaded: unreadable, corrupted, of another format or learner."""
+
+
+class Live:
+    """A learner's whole grid, learning from a live stream and serving the configuration the board picks.
+
+    Args:
+        learner: a jcsol learner, hyperparameter arrays making the grid (``ACOG(eta=jcsol.decades())``), or a
+            list of learners whose grids are laid side by side (configurations numbered learner by learner).
+        objective: :class:`jcsol.Sum` with ``rho="laplace"`` (default: ρ estimated online, as the whole
+            stream's class counts are unknowable live) or :class:`jcsol.Cost` (fixed costs).
+        select: ``"ftl"`` (follow the leader with a switching ``margin``, in units of the objective's measure)
+            or ``"hedge"`` (an exponentially weighted vote, learning ``rate``); see :mod:`jcsol.live.board`.
+            The default, FTL with no margin and no forgetting, had the least regret against the best fixed
+            η in hindsight over a9a, ijcnn1, w8a, german and a drifting stream (``benchmarks/live_selection.py``;
+            with ``forgetting=0.999`` FTL did best on the drifting stream).
+        forgetting: ``γ`` in (0, 1]: the recent measures and Hedge's weights discount the past by ``γ`` per
+            event (1: no forgetting).
+        auc_window: the leaderboard's AUC is exact over each configuration's last ``auc_window`` events.
+        encoder: a table encoder (:class:`jcsol.features.TableEncoder`): tables (data frames, records) are
+            then accepted wherever rows are, and the encoder is saved with the learner.
+        n_features: ``d``; by default the encoder's, or the first batch's.
+        store_size, on_full: the capacity of the store of events awaiting their labels, and what happens when
+            it is full (``"evict"`` the oldest, or ``"raise"``); see :mod:`jcsol.live.store`.
+        batch_sizes: the sizes batches usually come in (``(1000,)``): a batch of such a size is learnt by one
+            scan and scored by one call, each compiled for it, instead of a few scans of powers of 4 (any split
+            gives the same bits; this only saves calls).
+        dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``).
+    """
+
+    def __init__(self, learner: Learner, objective: Objective | None = None, *, select: str = "ftl",
+                 margin: float = 0.0, rate: float = 0.05, forgetting: float = 1.0, auc_window: int = 10_000,
+                 encoder=None, n_features: int | None = None, store_size: int = 100_000, on_full: str = "evict",
+                 batch_sizes=(), dtype: str = "float32", key: int = 0):
+        objective = Sum(rho="laplace") if objective is None else objective
+        learners = tuple(learner) if isinstance(learner, (list, tuple)) else (learner,)
+        if not learners:
+            raise ValueError("learner: an empty list of learners")
+        for each in learners:
+            if not isinstance(each, Learner):
+                raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
+        if not isinstance(objective, Objective):
+            raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
+        if objective.needs_both_classes():
+            raise ValueError("Sum(rho='offline') needs the whole stream's class counts, which a live stream never "
+                             "has; use Sum(rho='laplace') or Cost(...)")
+        batch_sizes = tuple(batch_sizes)
+        if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 1 for b in batch_sizes):
+            raise ValueError(f"batch_sizes must be integers >= 1, got {batch_sizes!r}")
+        self.batch_sizes = tuple(sorted({int(b) for b in batch_sizes}, reverse=True))
+        self.learner, self.objective, self.encoder = learner, objective, encoder
+        self.learners = learners
+        self.selection = Selection(select, margin, rate, forgetting, auc_window).check()
+        self.dtype = _resolve_dtype(dtype)
+        grids = [_flatten_grid(each, objective, self.dtype) for each in learners]
+        self._sizes = tuple(int(np.prod(shape)) for shape, _, _ in grids)
+        self.n_grid = sum(self._sizes)
+        # one learner: its grid's shape; a list: the configurations of all, one after the other
+        self.grid_shape = grids[0][0] if len(learners) == 1 else (self.n_grid,)
+        self._flat_learner = tuple(flat for _, flat, _ in grids)
+        self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
+        self.key = int(key)
+        self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
+        self._shared = jax.device_put((self._flat_learner, self._flat_objective))
+        self._buffers = self._layout = None
+        self.n_features = None
+        d = n_features if n_features is not None else getattr(encoder, "n_features", None)
+        if d is not None:
+            self._start(int(d))
+
+    # -- the stream ---------------------------------------------------------------------------------------
+    def predict(self, X, ids=None) -> np.ndarray:
+        """The served scores of a batch of events (``+1`` predicted where the score is ``>= 0``).
+
+        With ``ids``, the events are kept (features and every configuration's score) until
+        ``learn(ids=..., y=...)`` brings their labels, and a table's numeric statistics are updated with them
+        (each event arrives once); without, nothing changes.
+        """
+        keys = None
+        if ids is not None:
+            keys = check_ids(ids)
+            self.store.check_new(keys)
+        rows = self._rows(X, update=keys is not None)
+        n = rows.shape[0]
+        if keys is not None and len(keys) != n:
+            raise ValueError(f"{len(keys)} ids for {n} events")
+        scores, served = self._score(rows, grid=keys is not None)
+        if keys is not None:
+            self.store.put(keys, rows, scores, served)
+        return served
+
+    def scores(self, X) -> np.ndarray:
+        """Every configuration's score of a batch of events, ``(n, G)`` (nothing changes)."""
+        return self._score(self._rows(X, update=False))[0]
+
+    def learn(self, X=None, y=None, *, ids=None, return_scores: bool = False):
+        """Learns a batch of labelled events, in order, in every configuration.
+
+        Either ``learn(X, y)`` (features given now; the progressive measures count the pre-update predictions
+        of this pass) or ``learn(ids=ids, y=y)`` (events predicted earlier with ``predict(X, ids=...)``; the
+        measures count the predictions they were given then). Returns every configuration's pre-update
+        scores ``(n, G)`` when ``return_scores``.
+        """
+        if y is None or (X is None) == (ids is None):
+            raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
+        y = _labels(y)
+        if ids is not None:
+            keys = check_ids(ids, len(y))
+            rows, arrival, served = self.store.take(keys)
+        else:
+            rows = self._rows(X, update=True)
+            if rows.shape[0] != len(y):
+                raise ValueError(f"X has {rows.shape[0]} rows but y has {len(y)} labels")
+            arrival = served = None
+        y = y.astype(self.dtype)
+        pieces = _pieces(len(y), self.batch_sizes)
+        out, start = [], 0
+        for size in pieces:
+            window = slice(start, start + size)
+            part = rows if len(pieces) == 1 else _take(rows, start, start + size)
+            self._buffers, scores = _learn(
+                self._buffers, *self._shared, _device_rows(part), y if len(pieces) == 1 else y[window],
+                None if arrival is None else arrival[window], None if served is None else served[window],
+                layout=self._layout, d=self.n_features, selection=self.selection, sizes=self._sizes)
+            if return_scores:
+                out.append(scores)
+            start += size
+        if return_scores:
+            return np.concatenate([np.asarray(s) for s in out]) if out else np.zeros((0, self.n_grid), self.dtype)
+        return None
+
+    def pending(self, ids) -> np.ndarray:
+        """Which of ``ids`` await their labels in the store (a boolean mask)."""
+        return self.store.pending(ids)
+
+    # -- what it knows ------------------------------------------------------------------------------------
+    @property
+    def carry(self) -> tuple:
+        """Each learner's engine carry (states, counts), leaves of shape ``(1, its grid size, …)``."""
+        self._require_started()
+        return _unpack(self._buffers, layout=self._layout)[0]
+
+    @property
+    def board(self) -> Board:
+        """The leaderboard's and the selection's state (:class:`jcsol.live.board.Board`)."""
+        self._require_started()
+        return _unpack(self._buffers, layout=self._layout)[1]
+
+    @property
+    def states(self):
+        """Every configuration's learner state, leaves of shape ``grid_shape + …`` (a list of learners: the
+        list of each learner's states, leaves of shape ``(its grid size, …)``)."""
+        self._require_started()
+        if len(self.learners) == 1:
+            return jax.tree.map(lambda a: np.asarray(a[0]).reshape(self.grid_shape + a.shape[2:]),
+                                self.carry[0].state)
+        return [jax.tree.map(lambda a: np.asarray(a[0]), c.state) for c in self.carry]
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The engine's confusion counts of each configuration's pre-update predictions during ``learn``."""
+        self._require_started()
+        counts = np.concatenate([np.asarray(c.counts[0]) for c in self.carry])
+        return counts.reshape(self.grid_shape + (4,))
+
+    @property
+    def served(self) -> int:
+        """The flat grid index of the served configuration (FTL), or of the heaviest one (Hedge)."""
+        self._require_started()
+        if self.selection.rule == "ftl":
+            return int(self.board.served)
+        return int(np.argmax(np.asarray(self.board.log_weights)))
+
+    def leaderboard(self) -> "Leaderboard":
+        """Every configuration's progressive measures, and the served stream's."""
+        self._require_started()
+        from .leaderboard import Leaderboard
+        board = jax.tree.map(np.asarray, self.board)
+        alpha_p, c_p = (np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,))
+                        for v in self._flat_objective.measure_weights())
+        params = _params(self.learners, self._sizes, self.objective)
+        weights = np.exp(board.log_weights.astype(np.float64))
+        return Leaderboard(
+            params=params, counts=board.counts, sum=weighted_sum(board.counts, alpha_p),
+            sensitivity=sensitivity(board.counts), specificity=specificity(board.counts),
+            cost=weighted_cost(board.counts, c_p), recent_sum=weighted_sum(board.recent, alpha_p),
+            recent_cost=weighted_cost(board.recent, c_p),
+            auc=np.asarray(window_auc(self.board), np.float64), weights=weights / weights.sum(),
+            served=self.served, rule=self.selection.rule, served_counts=board.served_counts,
+            served_sum=float(weighted_sum(board.served_counts, alpha_p[self.served])),
+            served_cost=float(weighted_cost(board.served_counts, c_p[self.served])),
+            events=int(board.seen), pending=len(self.store), evicted=self.store.evicted)
+
+    # -- saving -------------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the learner (states, board, pending events, encoder) to one file, atomically."""
+        self._require_started()
+        arrays = {f"carry/{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(self.carry))}
+        arrays.update({f"board/{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(self.board))})
+        arrays.update({f"store/{k}": v for k, v in self.store.arrays().items()})
+        if self.encoder is not None:
+            arrays.update({f"encoder/{k}": np.asarray(v) for k, v in self.encoder.state_dict().items()})
+        meta = self._description()
+        meta["digest"] = _digest(arrays)
+        path = os.fspath(path)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as fh:
+            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        directory = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> "Live":
+        """The learner saved at ``path``, continuing exactly where it stopped.
+
+        ``learner`` and ``objective`` must be those it was built with (the file holds states, not code).
+
+        Raises:
+            LiveFileError: the file is unreadable or corrupted, of another format version, or of another
+                learner, grid or objective — the message says which.
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                meta = json.loads(archive["meta"].tobytes().decode())
+                arrays = {k: archive[k] for k in archive.files if k != "meta"}
+        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, __import__("zipfile").BadZipFile) as err:
+            raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
+        if meta.get("format") != FORMAT:
+            raise LiveFileError(f"{path} has live-learner format {meta.get('format')} (written by jcsol "
+                                f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}")
+        if meta.get("digest") != _digest(arrays):
+            raise LiveFileError(f"{path} is corrupted: its arrays do not match their SHA-256")
+        objective = Sum(rho="laplace") if objective is None else objective
+        for what, mine in (("learner", _describe(learner)), ("objective", _describe(objective))):
+            if meta[what] != mine:
+                raise LiveFileError(f"{path} holds another {what}: saved {meta[what]}, given {mine}")
+        encoder = None
+        if meta["encoder"] is not None:
+            module, _, name = meta["encoder"].rpartition(".")
+            if not module.startswith("jcsol."):
+                raise LiveFileError(f"{path} names an encoder outside jcsol: {meta['encoder']}")
+            state = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("encoder/")}
+            encoder = getattr(importlib.import_module(module), name).from_state_dict(state)
+        sel = meta["selection"]
+        live = cls(learner, objective, select=sel["rule"], margin=sel["margin"], rate=sel["rate"],
+                   forgetting=sel["forgetting"], auc_window=sel["window"], encoder=encoder,
+                   n_features=meta["n_features"], store_size=meta["store_size"], on_full=meta["on_full"],
+                   dtype=meta["dtype"], key=meta["key"])
+        live._hold(_restore(live.carry, arrays, "carry", path), _restore(live.board, arrays, "board", path))
+        live.store.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("store/")})
+        return live
+
+    # -- inside -------------------------------------------------------------------------------------------
+    def _description(self) -> dict:
+        return {"format": FORMAT, "jcsol": _version(), "learner": _describe(self.learner),
+                "objective": _describe(self.objective), "selection": self.selection._asdict(),
+                "encoder": None if self.encoder is None else
+                f"{type(self.encoder).__module__}.{type(self.encoder).__qualname__}",
+                "n_features": self.n_features, "store_size": self.store.capacity, "on_full": self.store.on_full,
+                "dtype": str(self.dtype), "key": self.key}
+
+    def _start(self, d: int) -> None:
+        init_key = jax.random.split(jax.random.key(self.key))[1]
+        keys = jax.random.split(init_key, 1)
+        carry = []
+        for learner, flat, size in zip(self.learners, self._shared[0], self._sizes):
+            _check_memory(learner, d, size, self.dtype)
+            init = _compiled(("init", _signature((flat, keys)), d, str(self.dtype), size),
+                             lambda: jax.jit(functools.partial(_init_impl, n_grid=size, n_curve=0, d=d,
+                                                               dtype=self.dtype)).lower(flat, keys))
+            carry.append(init(flat, keys))
+        self.n_features = d
+        self._hold(tuple(carry), jax.device_put(init_board(self.n_grid, self.selection, self.dtype)))
+
+    def _hold(self, carry: tuple, board: Board) -> None:
+        """Keeps ``(carry, board)`` as the buffers of their layout."""
+        self._layout = _Layout.of((carry, board))
+        self._buffers = _pack((carry, board), layout=self._layout)
+
+    def _require_started(self) -> None:
+        if self._buffers is None:
+            raise RuntimeError("the live learner has seen no event yet (give n_features=… to start it empty)")
+
+    def _rows(self, X, *, update: bool):
+        """A batch as checked dense rows or :class:`SparseRows` of this learner's dtype and dimension."""
+        if (isinstance(X, np.ndarray) and X.dtype == self.dtype and X.ndim == 2 and X.shape[1] == self.n_features
+                and np.isfinite(X.sum())):
+            return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
+        if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X):
+            if self.encoder is None:
+                raise TypeError(f"a batch of type {type(X).__name__} needs an encoder (Live(..., encoder="
+                                "jcsol.features.TableEncoder(...))); without one give an array or jcsol.SparseRows")
+            X = self.encoder.fit_transform(X) if update else self.encoder.transform(X)
+        X = check_features(X)
+        if isinstance(X, SparseRows):
+            X = SparseRows(X.indices, X.values.astype(self.dtype, copy=False), X.n_features)
+        else:
+            X = X.astype(self.dtype, copy=False)
+        if self._buffers is None:
+            self._start(X.shape[1])
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"events have {X.shape[1]} features; this learner has {self.n_features}")
+        return X
+
+    def _score(self, rows, *, grid: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(every configuration's scores (n, G) or None unless grid, served scores (n,))``."""
+        n, step = rows.shape[0], PREDICT_BUCKETS[-1]
+        if n > step:
+            parts = [self._score(_take(rows, a, a + step), grid=grid) for a in range(0, n, step)]
+            return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
+        size = n if n in self.batch_sizes else 1 << max(n - 1, 0).bit_length()  # the next power of 2
+        scores, served = _predict(self._buffers, self._shared[0], _device_rows(rows if size == n else _pad(rows, size)),
+                                  layout=self._layout, d=self.n_features, rule=self.selection.rule, grid=grid)
+        if size == n:
+            return (np.asarray(scores) if grid else None), np.asarray(served)
+        return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
+
+
+# -- compiled computations -------------------------------------------------------------------------------------
+
+def _learn_impl(carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, *, d,
+                selection, sizes):
+    """The engine's rounds over one batch for each learner (a single run, its grid vmapped), then the board's."""
+    n = y.shape[0]
+    none = jnp.zeros(1, jnp.int32)
+    new, scores, start = [], [], 0
+    for carry, learner, size in zip(carries, learners, sizes):
+        own = jax.tree.map(lambda a: a[start:start + size], objective)
+        carry, s = _advance_impl(carry, learner, own, (rows, y, None), none, none,
+                                 jnp.arange(n, dtype=jnp.int32)[None], jnp.zeros(n, jnp.int32), d=d)
+        new.append(carry)
+        scores.append(s[0].T)  # (n, G of this learner)
+        start += size
+    scores = jnp.concatenate(scores, axis=1)
+    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection)
+    return tuple(new), board, scores
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "d", "selection", "sizes"), donate_argnums=0)
+def _learn(buffers: tuple, learners: tuple, objective, rows, y, arrival, served, *, layout, d, selection, sizes):
+    """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
+    carries, board = _unpack(buffers, layout=layout)
+    carries, board, scores = _learn_impl(carries, board, learners, objective, rows, y, arrival, served, d=d,
+                                         selection=selection, sizes=sizes)
+    return _pack((carries, board), layout=layout), scores
+
+
+def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid):
+    """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``."""
+    scores = jnp.concatenate([_grid_scores(jax.tree.map(lambda a: a[0], state), learner, rows, d)
+                              for state, learner in zip(states, learners)], axis=1)
+    return (scores if grid else None), served_score(chosen, scores, rule)
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "d", "rule", "grid"))
+def _predict(buffers: tuple, learners: tuple, rows, *, layout, d, rule, grid):
+    carries, board = _unpack(buffers, layout=layout)
+    return _predict_impl(_states(carries), choice(board, rule), learners, rows, d=d, rule=rule, grid=grid)
+
+
+class _Layout(NamedTuple):
+    """Where each leaf of a pytree of arrays lies in a few flat buffers: a leaf of more than ``SMALL``
+    elements is a buffer of its own, the others are concatenated, one buffer per dtype."""
+
+    treedef: Any
+    slots: tuple    # per leaf: (buffer, offset, shape)
+    buffers: tuple  # per buffer: (dtype name, size) of a concatenation, or None for a leaf of its own
+
+    SMALL = 4096
+
+    @classmethod
+    def of(cls, tree) -> "_Layout":
+        leaves, treedef = jax.tree.flatten(tree)
+        buffers, groups, slots = [], {}, []
+        for leaf in leaves:
+            shape, dtype = tuple(leaf.shape), np.dtype(leaf.dtype)
+            if int(np.prod(shape)) > cls.SMALL:
+                slots.append((len(buffers), 0, shape))
+                buffers.append(None)
+                continue
+            if dtype.name not in groups:
+                groups[dtype.name] = len(buffers)
+                buffers.append([dtype.name, 0])
+            at = groups[dtype.name]
+            slots.append((at, buffers[at][1], shape))
+            buffers[at][1] += int(np.prod(shape))
+        return cls(treedef, tuple(slots), tuple(None if b is None else tuple(b) for b in buffers))
+
+
+@functools.partial(jax.jit, static_argnames="layout")
+def _pack(tree, *, layout: _Layout) -> tuple:
+    leaves = jax.tree.leaves(tree)
+    parts: list[list] = [[] for _ in layout.buffers]
+    for leaf, (at, _, _) in zip(leaves, layout.slots):
+        parts[at].append(leaf if layout.buffers[at] is None else leaf.reshape(-1))
+    return tuple(p[0] if b is None else jnp.concatenate(p) for p, b in zip(parts, layout.buffers))
+
+
+@functools.partial(jax.jit, static_argnames="layout")
+def _unpack(buffers: tuple, *, layout: _Layout):
+    leaves = [buffers[at] if layout.buffers[at] is None else
+              buffers[at][offset:offset + int(np.prod(shape))].reshape(shape)
+              for at, offset, shape in layout.slots]
+    return jax.tree.unflatten(layout.treedef, leaves)
+
+
+def _grid_scores(state, learner, rows, d):
+    """``(n, G)`` scores of the rows under every configuration of one learner's grid."""
+
+    def one(learner, state):
+        if isinstance(rows, tuple):
+            if type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
+                w = learner.weights(state)
+                return jnp.sum(w[rows[0]] * rows[1], axis=-1)
+            dense = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
+            return learner.score(state, dense)
+        return learner.score(state, rows)
+
+    return jax.vmap(one)(learner, state).T
+
+
+def _compiled(key, lower):
+    if key not in _COMPILED:
+        _COMPILED[key] = lower().compile()
+    return _COMPILED[key]
+
+
+# -- batches, files --------------------------------------------------------------------------------------------
+
+def _pieces(n: int, sizes: tuple[int, ...] = ()) -> list[int]:
+    """``n`` as a sum of the given ``sizes`` (largest first, as many as fit), then of bucket sizes, largest first
+    (at most 3 of each size below the largest)."""
+    out = []
+    for b in sizes:
+        out += [b] * (n // b)
+        n -= b * (n // b)
+    for b in reversed(BUCKETS):
+        k = n // b if b == BUCKETS[-1] else min(n // b, 3)
+        out += [b] * k
+        n -= b * k
+    return out
+
+
+def _pad(rows, size: int):
+    extra = size - rows.shape[0]
+    if not extra:
+        return rows
+    if isinstance(rows, SparseRows):
+        return SparseRows(np.pad(rows.indices, ((0, extra), (0, 0))), np.pad(rows.values, ((0, extra), (0, 0))),
+                          rows.n_features)
+    return np.pad(rows, ((0, extra), (0, 0)))
+
+
+def _take(rows, a: int, b: int):
+    if isinstance(rows, SparseRows):
+        return SparseRows(rows.indices[a:b], rows.values[a:b], rows.n_features)
+    return rows[a:b]
+
+
+def _labels(y) -> np.ndarray:
+    """``y`` checked as ±1 labels (a fast path for the common case, :func:`check_labels` for the message)."""
+    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "if" and ((y == 1) | (y == -1)).all():
+        return y
+    return check_labels(y)
+
+
+def _device_rows(rows):
+    return (rows.indices, rows.values) if isinstance(rows, SparseRows) else rows
+
+
+def _is_matrix(X) -> bool:
+    return isinstance(X, (list, tuple)) and len(X) > 0 and not isinstance(X[0], dict)
+
+
+def _states(carries: tuple) -> tuple:
+    return tuple(c.state for c in carries)
+
+
+def _params(learners: tuple, sizes: tuple, objective: Objective) -> dict[str, np.ndarray]:
+    """Each configuration's hyperparameters (NaN where its learner has no such one); with several learners,
+    also each configuration's learner name."""
+    names = list(dict.fromkeys(k for each in learners for k in each.hyperparameters()))
+    out = {k: np.full(sum(sizes), np.nan) for k in names}
+    start = 0
+    for each, size in zip(learners, sizes):
+        shape = _flatten_grid(each, objective, np.float64)[0]
+        for k, v in each.hyperparameters().items():
+            out[k][start:start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
+        start += size
+    if len(learners) > 1:
+        out = {"learner": np.repeat([each.name for each in learners], sizes), **out}
+    return out
+
+
+def _describe(obj) -> dict | list:
+    """A JSON description of a learner (or a list of them) or objective: class, static options, values."""
+    if isinstance(obj, (list, tuple)):
+        return [_describe(each) for each in obj]
+    desc = {"class": f"{type(obj).__module__}.{type(obj).__qualname__}",
+            "options": {k: repr(v) for k, v in obj.options().items()},
+            "hyperparameters": {k: np.asarray(v, np.float64).tolist() for k, v in obj.hyperparameters().items()}}
+    return json.loads(json.dumps(desc))
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _restore(template, arrays: dict[str, np.ndarray], prefix: str, path):
+    leaves, treedef = jax.tree.flatten(template)
+    saved = [arrays.get(f"{prefix}/{i}") for i in range(len(leaves))]
+    if any(s is None or s.shape != a.shape or s.dtype != a.dtype for s, a in zip(saved, leaves)):
+        raise LiveFileError(f"{path} holds {prefix} arrays of other shapes than this learner's")
+    return jax.device_put(jax.tree.unflatten(treedef, saved))
+
+
+def _version() -> str:
+    from .. import __version__
+    return __version__

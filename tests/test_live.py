@@ -1,0 +1,405 @@
+"""The live learner: exactly jcsol.run's rounds batch by batch, late labels, the board, saving and loading.
+
+The board (progressive counts, forgetting, follow-the-leader and Hedge) is checked against a float64 NumPy
+loop written here from the documented rules; the AUC window against scikit-learn.
+"""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+import jcsol
+from jcsol.live import Live, LiveFileError
+
+LAPLACE = jcsol.Sum(rho="laplace")
+
+
+@pytest.fixture(scope="module")
+def stream(german):
+    X, y = german
+    return X[:160], y[:160]
+
+
+def sparse_stream(n=160, d=500, k=6, seed=0):
+    rng = np.random.default_rng(seed)
+    indices = np.stack([rng.choice(d, k, replace=False) for _ in range(n)]).astype(np.int32)
+    values = rng.standard_normal((n, k)).astype(np.float32)
+    values /= np.linalg.norm(values, axis=1, keepdims=True)
+    w = rng.standard_normal(d)
+    y = np.where((w[indices] * values).sum(1) > 0.8, 1, -1).astype(np.int8)
+    return jcsol.SparseRows(indices, values, d), y
+
+
+def split(n, seed):
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.choice(np.arange(1, n), 5, replace=False))
+    return [0, *cuts.tolist(), n]
+
+
+def take(X, a, b):
+    if isinstance(X, jcsol.SparseRows):
+        return jcsol.SparseRows(X.indices[a:b], X.values[a:b], X.n_features)
+    return X[a:b]
+
+
+def assert_same_as_run(live, learner, X, y, scores, objective=LAPLACE):
+    res = jcsol.run(learner, X, y, perms=np.arange(len(y))[None], objective=objective, record_scores=True)
+    grid = res.counts.shape[:-2]
+    np.testing.assert_array_equal(scores.T.reshape(grid + (len(y),)), res.scores[..., 0, :])
+    np.testing.assert_array_equal(live.counts, res.counts[..., 0, :])
+    for a, b in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
+        np.testing.assert_array_equal(a, np.take(np.asarray(b), 0, axis=len(grid)))
+
+
+LEARNERS = {
+    "COG-I": jcsol.COG(eta=jcsol.decades()),
+    "ACOG-II-diag": jcsol.ACOG(eta=np.array([1e-2, 1.0, 1e2]), loss="II", diagonal=True),
+    "ACOG-I": jcsol.ACOG(eta=np.array([1e-2, 1.0, 1e2])),
+    "PA1": jcsol.PA1(C=np.array([0.1, 1.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_learn_in_batches_is_run_over_the_whole_stream(stream, name, seed):
+    X, y = stream
+    learner = LEARNERS[name]
+    live = Live(learner)
+    cuts = split(len(y), seed)
+    scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
+    assert_same_as_run(live, learner, X, y, scores)
+
+
+@pytest.mark.parametrize("learner", [jcsol.COG(eta=np.array([0.1, 1.0])),
+                                     jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)], ids=lambda l: l.name)
+def test_sparse_rows_and_fixed_costs(learner):
+    X, y = sparse_stream()
+    objective = jcsol.Cost(c_p=0.8, c_n=0.2)
+    live = Live(learner, objective)
+    cuts = split(len(y), 3)
+    scores = np.concatenate([live.learn(take(X, a, b), y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
+    assert_same_as_run(live, learner, X, y, scores, objective)
+
+
+@pytest.mark.parametrize("name", ["ACOG-II-diag", "PA1"])
+def test_one_event_at_a_time_is_run_over_the_whole_stream(stream, name):
+    X, y = stream
+    learner = LEARNERS[name]
+    live = Live(learner, n_features=X.shape[1])
+    scores = []
+    for t in range(len(y)):
+        chosen = live.served
+        served = live.predict(X[t:t + 1])                          # scoring changes nothing
+        scores.append(live.learn(X[t:t + 1], y[t:t + 1], return_scores=True))
+        np.testing.assert_allclose(served[0], scores[-1][0, chosen], rtol=1e-5, atol=1e-6)
+    assert_same_as_run(live, learner, X, y, np.concatenate(scores))
+
+
+def test_one_sparse_event_at_a_time_is_run_over_the_whole_stream():
+    X, y = sparse_stream()
+    learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
+    live = Live(learner)
+    scores = [live.learn(take(X, t, t + 1), y[t:t + 1], return_scores=True) for t in range(len(y))]
+    assert_same_as_run(live, learner, X, y, np.concatenate(scores))
+
+
+def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):
+    X, y = stream
+    learner = LEARNERS["ACOG-II-diag"]
+    live = Live(learner, batch_sizes=(7, 50))
+    cuts = [0, 7, 57, 107, 114, 130, 160]                          # 7, 50, 50, 7, then sizes not declared
+    scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
+    assert_same_as_run(live, learner, X, y, scores)
+    served = live.predict(X[:7])                                   # scored unpadded, as one call of size 7
+    np.testing.assert_array_equal(served, live.scores(X[:7])[:, live.served])
+    for bad in ((0,), (2.5,), (True,)):
+        with pytest.raises(ValueError, match="batch_sizes"):
+            Live(learner, batch_sizes=bad)
+
+
+def test_predict_scores_with_the_current_states(stream):
+    X, y = stream
+    live = Live(jcsol.COG(eta=jcsol.decades()))
+    live.learn(X[:100], y[:100])
+    w = live.states.w                                              # (G, d)
+    np.testing.assert_allclose(live.scores(X[100:107]), X[100:107] @ w.T, rtol=1e-5, atol=1e-6)
+    served = live.predict(X[100:107])                              # 7 rows, padded to 16: padding dropped
+    assert served.shape == (7,)
+    np.testing.assert_array_equal(served, live.scores(X[100:107])[:, live.served])
+
+
+# -- the board against a NumPy loop ---------------------------------------------------------------------------
+
+def board_reference(scores, y, *, rule, margin, rate, gamma, alpha_p=0.5):
+    """Progressive counts, discounted counts, FTL choice and Hedge weights, event by event, in float64."""
+    G = scores.shape[1]
+    counts, recent = np.zeros((G, 4)), np.zeros((G, 4))
+    served_counts = np.zeros(4)
+    served, log_w = 0, np.zeros(G)
+    choices = []
+    for f, label in zip(scores, y):
+        pos = label > 0
+        cells = np.where(pos, np.where(f < 0, 1, 0), np.where(f < 0, 3, 2))
+        hits = np.eye(4)[cells]
+        if rule == "ftl":
+            s = f[served]
+        else:
+            p = np.exp(log_w - log_w.max())
+            s = np.where(f >= 0, 1.0, -1.0) @ (p / p.sum())
+        served_counts += np.eye(4)[(1 if s < 0 else 0) if pos else (3 if s < 0 else 2)]
+        counts += hits
+        p_seen, n_seen = counts[0, 0] + counts[0, 1], counts[0, 2] + counts[0, 3]
+        rho = alpha_p * (n_seen + 1) / ((1 - alpha_p) * (p_seen + 1)) if pos else 1.0
+        wrong = pos == (f < 0)
+        loss = np.where(wrong, (rho if pos else 1.0) / (1.0 + rho), 0.0)
+        log_w = gamma * log_w - rate * loss
+        log_w -= log_w.max()
+        recent = gamma * recent + hits
+        tp, fn, fp, tn = recent.T
+        quality = (alpha_p * np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1e-300), 0)
+                   + (1 - alpha_p) * np.where(tn + fp > 0, tn / np.maximum(tn + fp, 1e-300), 0))
+        leader = int(np.argmax(quality))
+        if quality[leader] > quality[served] + margin:
+            served = leader
+        choices.append(served)
+    return counts, recent, served_counts, np.array(choices), log_w
+
+
+@pytest.mark.parametrize("rule,gamma", [("ftl", 1.0), ("ftl", 0.97), ("hedge", 1.0), ("hedge", 0.99)])
+def test_board_follows_its_rules(stream, rule, gamma):
+    X, y = stream
+    live = Live(jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64)
+    scores, choices = [], []
+    for t in range(len(y)):
+        scores.append(live.learn(X[t:t + 1], y[t:t + 1], return_scores=True)[0])
+        choices.append(int(live.board.served))
+    scores = np.array(scores, np.float64)
+    counts, recent, served_counts, ref_choices, log_w = board_reference(scores, y, rule=rule, margin=0.02, rate=0.3,
+                                                                         gamma=gamma)
+    board = live.leaderboard()
+    np.testing.assert_array_equal(board.counts, counts)
+    np.testing.assert_allclose(np.asarray(live.board.recent), recent, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(board.served_counts, served_counts)
+    if rule == "ftl":
+        np.testing.assert_array_equal(choices, ref_choices)
+        assert len(set(choices)) > 1, "the stream should make FTL switch at least once"
+    else:
+        np.testing.assert_allclose(np.asarray(live.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
+        assert board.weights.max() > 2 * board.weights.min()
+    from sklearn.metrics import roc_auc_score
+    last = slice(len(y) - 64, len(y))
+    for g in range(scores.shape[1]):
+        assert board.auc[g] == pytest.approx(roc_auc_score(y[last], scores[last, g]), abs=1e-6)
+    assert board.sum[board.served] == pytest.approx(jcsol.metrics.weighted_sum(counts[board.served]))
+
+
+def test_leaderboard_table_and_frame(stream):
+    X, y = stream
+    live = Live(jcsol.COG(eta=jcsol.decades()))
+    live.learn(X, y)
+    board = live.leaderboard()
+    frame = board.to_pandas()
+    assert list(frame["eta"]) == list(np.asarray(jcsol.decades()))
+    assert frame["served"].sum() == 1 and frame.loc[frame["served"], "sum"].item() == board.sum[board.served]
+    assert board.events == len(y) and "* " in board.table()
+
+
+# -- late labels -----------------------------------------------------------------------------------------------
+
+def test_late_labels_learn_in_label_order_and_count_arrival_predictions(stream):
+    X, y = stream
+    learner = jcsol.ACOG(eta=np.array([0.1, 10.0]), diagonal=True)
+    live = Live(learner)
+    ids = np.arange(1000, 1000 + len(y))
+    arrival = []
+    label_order = []
+    rng = np.random.default_rng(0)
+    for a in range(0, len(y), 20):                       # 20 events arrive, then the labels of a random half
+        arrival.append(live.scores(X[a:a + 20]))
+        live.predict(X[a:a + 20], ids=ids[a:a + 20])
+        waiting = np.flatnonzero(live.pending(ids))
+        ready = rng.choice(waiting, len(waiting) // 2, replace=False)
+        live.learn(ids=ids[ready], y=y[ready])
+        label_order += ready.tolist()
+    rest = np.flatnonzero(live.pending(ids))
+    live.learn(ids=ids[rest], y=y[rest])
+    label_order += rest.tolist()
+    order = np.array(label_order)
+    assert sorted(order) == list(range(len(y)))
+    res = jcsol.run(learner, X, y, perms=order[None], objective=LAPLACE)    # learning follows the labels
+    for a, b in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
+        np.testing.assert_array_equal(a, b[:, 0])
+    arrival = np.concatenate(arrival)                   # measures count the predictions made at arrival
+    expected = np.stack([np.bincount(np.where(y > 0, 0, 2) + (arrival[:, g] < 0), minlength=4)
+                         for g in range(2)])
+    np.testing.assert_array_equal(live.leaderboard().counts, expected)
+    assert not np.array_equal(live.counts, expected)   # the engine's counts are the learning pass's own
+
+
+def test_store_policy(stream):
+    X, y = stream
+    live = Live(jcsol.COG(eta=np.array([0.1, 1.0])), store_size=8)
+    live.predict(X[:6], ids=[f"e{i}" for i in range(6)])
+    with pytest.raises(ValueError, match="already pending"):
+        live.predict(X[6:7], ids=["e3"])
+    with pytest.raises(ValueError, match="repeated within the batch"):
+        live.predict(X[6:8], ids=["x", "x"])
+    with pytest.raises(OverflowError, match="larger than the store"):
+        live.predict(X[:9], ids=[f"b{i}" for i in range(9)])
+    live.predict(X[6:10], ids=[f"e{i}" for i in range(6, 10)])   # 10 > 8: the two oldest are evicted
+    assert live.leaderboard().evicted == 2 and live.leaderboard().pending == 8
+    np.testing.assert_array_equal(live.pending(["e0", "e1", "e2", "e9"]), [False, False, True, True])
+    before = jax.tree.map(np.asarray, live.carry)
+    with pytest.raises(KeyError, match="not pending"):
+        live.learn(ids=["e2", "e0"], y=[1, -1])                   # e0 was evicted: nothing is learnt
+    with pytest.raises(KeyError, match="not pending"):
+        live.learn(ids=["nope"], y=[1])
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(live.carry)))
+    assert live.pending(["e2"]).all()
+    live.learn(ids=["e2", "e3"], y=[1, -1])
+    with pytest.raises(KeyError, match="already labelled"):
+        live.learn(ids=["e2"], y=[1])                             # a label given twice
+    strict = Live(jcsol.COG(eta=0.1), store_size=2, on_full="raise")
+    strict.predict(X[:2], ids=[1, 2])
+    with pytest.raises(OverflowError, match="do not fit"):
+        strict.predict(X[2:3], ids=[3])
+    assert strict.leaderboard().pending == 2
+
+
+# -- saving ----------------------------------------------------------------------------------------------------
+
+def test_saved_learner_continues_bit_identically(stream, tmp_path):
+    X, y = stream
+    learner = jcsol.ACOG(eta=np.array([0.1, 10.0]))
+    whole = Live(learner, select="hedge", forgetting=0.99)
+    whole.learn(X[:90], y[:90])
+    whole.predict(X[90:100], ids=range(90, 100))
+    path = tmp_path / "live.npz"
+    whole.save(path)
+    for live in (whole, Live.load(path, learner)):
+        live.learn(ids=np.arange(95, 100), y=y[95:100])
+        live.learn(X[100:], y[100:])
+        live.learn(ids=np.arange(90, 95), y=y[90:95])
+    resumed = live
+    for a, b in zip(jax.tree.leaves((whole.carry, whole.board)), jax.tree.leaves((resumed.carry, resumed.board))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert resumed.selection == whole.selection
+
+
+def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):
+    X, y = stream
+    learner = jcsol.COG(eta=np.array([0.1, 1.0]))
+    live = Live(learner)
+    live.learn(X[:20], y[:20])
+    path = tmp_path / "live.npz"
+    live.save(path)
+    with pytest.raises(LiveFileError, match="another learner"):
+        Live.load(path, jcsol.COG(eta=np.array([0.1, 2.0])))
+    with pytest.raises(LiveFileError, match="another learner"):
+        Live.load(path, jcsol.COG(eta=np.array([0.1, 1.0]), loss="II"))
+    with pytest.raises(LiveFileError, match="another objective"):
+        Live.load(path, learner, jcsol.Cost())
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    meta = json.loads(arrays["meta"].tobytes())
+    meta["format"] = 99
+    other = tmp_path / "other.npz"
+    np.savez(other, **{**arrays, "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8)})
+    with pytest.raises(LiveFileError, match="format 99"):
+        Live.load(other, learner)
+    arrays["carry/0"] = arrays["carry/0"] + 1
+    np.savez(other, **arrays)
+    with pytest.raises(LiveFileError, match="corrupted"):
+        Live.load(other, learner)
+    other.write_bytes(b"not a file")
+    with pytest.raises(LiveFileError, match="not a readable"):
+        Live.load(other, learner)
+    assert not list(tmp_path.glob("*.tmp-*"))
+
+
+# -- bad input -------------------------------------------------------------------------------------------------
+
+def test_bad_input_is_refused_before_any_work(stream):
+    X, y = stream
+    with pytest.raises(ValueError, match="offline"):
+        Live(jcsol.COG(), jcsol.Sum())
+    with pytest.raises(ValueError, match="select"):
+        Live(jcsol.COG(), select="best")
+    with pytest.raises(ValueError, match="forgetting"):
+        Live(jcsol.COG(), forgetting=1.5)
+    live = Live(jcsol.COG(eta=np.array([0.1, 1.0])))
+    live.learn(X[:10], y[:10])
+    with pytest.raises(ValueError, match="features"):
+        live.learn(X[:3, :5], y[:3])
+    with pytest.raises(ValueError, match="rows but y has"):
+        live.learn(X[:3], y[:2])
+    with pytest.raises(ValueError, match="labels must be -1 and \\+1"):
+        live.learn(X[:3], [0, 1, 1])
+    with pytest.raises(TypeError, match="learn\\(X, y\\) or learn\\(ids=ids, y=y\\)"):
+        live.learn(X[:3], y[:3], ids=[1, 2, 3])
+    with pytest.raises(TypeError, match="needs an encoder"):
+        live.predict([{"a": 1}])
+    bad = X[:3].copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        live.predict(bad, ids=[1, 2, 3])
+    bad[1, 2] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        live.learn(bad[1:2].astype(np.float32), y[1:2])              # one event, the learner's own dtype
+    assert live.leaderboard().pending == 0 and live.leaderboard().events == 10
+
+
+# -- tables ----------------------------------------------------------------------------------------------------
+
+def test_tables_through_the_encoder_are_saved_with_the_learner(tmp_path):
+    features = pytest.importorskip("jcsol.features")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame({"amount": rng.lognormal(3, 1, n), "merchant": rng.choice(list("abcdef"), n),
+                          "country": rng.choice(["fr", "de", "us"], n)})
+    y = np.where((frame["merchant"] == "a") & (frame["amount"] > 20), 1, -1)
+    make = lambda: features.TableEncoder(numeric=["amount"], categorical=["merchant", "country"], bits=10)
+    learner = jcsol.COG(eta=np.array([0.1, 1.0]))
+    live = Live(learner, encoder=make())
+    live.learn(frame.iloc[:60], y[:60])
+    live.save(tmp_path / "live.npz")
+    loaded = Live.load(tmp_path / "live.npz", learner)
+    for each in (live, loaded):
+        each.predict(frame.iloc[60:], ids=range(60, n))
+        each.learn(ids=range(60, n), y=y[60:])
+    np.testing.assert_array_equal(live.states.w, loaded.states.w)
+    encoder = make()                                    # the same as encoding the table first, then run()
+    X = encoder.fit_transform(frame)
+    res = jcsol.run(learner, X, y, perms=np.arange(n)[None], objective=LAPLACE)
+    np.testing.assert_array_equal(live.states.w, res.states.w[:, 0])
+
+
+def test_a_list_of_learners_is_each_learners_run(stream, tmp_path):
+    X, y = stream
+    learners = [jcsol.COG(eta=np.array([0.1, 1.0, 10.0])), jcsol.ACOG(eta=np.array([1.0, 100.0]), diagonal=True),
+                jcsol.PA1()]
+    live = Live(learners)
+    cuts = split(len(y), 5)
+    scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
+    assert scores.shape == (len(y), 6)
+    start = 0
+    for learner, states in zip(learners, live.states):
+        res = jcsol.run(learner, X, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True)
+        size = int(np.prod(res.counts.shape[:-2]))
+        np.testing.assert_array_equal(scores[:, start:start + size].T, res.scores.reshape(size, len(y)))
+        np.testing.assert_array_equal(live.counts[start:start + size], res.counts.reshape(size, 4))
+        for a, b in zip(jax.tree.leaves(states), jax.tree.leaves(res.states)):
+            np.testing.assert_array_equal(a, np.asarray(b).reshape(a.shape))
+        start += size
+    board = live.leaderboard()
+    assert list(board.params["learner"]) == ["COG-I"] * 3 + ["ACOG-I-diag"] * 2 + ["PA-I"]
+    assert np.isnan(board.params["eta"][5]) and board.params["C"][5] == 1.0
+    assert "ACOG-I-diag" in board.table()
+    live.save(tmp_path / "live.npz")
+    with pytest.raises(LiveFileError, match="another learner"):
+        Live.load(tmp_path / "live.npz", learners[:2])
+    loaded = Live.load(tmp_path / "live.npz", learners)
+    np.testing.assert_array_equal(loaded.predict(X[:9]), live.predict(X[:9]))
