@@ -19,6 +19,8 @@ import zipfile
 
 import numpy as np
 
+from .files import atomic_write
+
 FORMAT = 2
 
 
@@ -60,18 +62,9 @@ def save_checkpoint(path: str | os.PathLike, fingerprint: str, chunks_done: int,
     meta = {"format": FORMAT, "fingerprint": fingerprint, "chunks_done": int(chunks_done), "n_chunks": int(n_chunks),
             "n_leaves": len(leaves)}
     meta["digest"] = _digest(meta, leaves)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                     **{f"leaf_{i}": a for i, a in enumerate(leaves)})
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path) as fh:
+        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                 **{f"leaf_{i}": a for i, a in enumerate(leaves)})
 
 
 def load_checkpoint(path: str | os.PathLike, fingerprint: str, n_chunks: int) -> tuple[int, list[np.ndarray]] | None:

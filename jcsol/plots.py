@@ -26,6 +26,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import metrics
+from .files import atomic_write
 
 __all__ = ["online_curves", "varying_weights_plot", "sensitivity_plot", "old_vs_new_plot",
            "offline_vs_laplace_plot", "save"]
@@ -212,6 +213,8 @@ def save(fig, path_stem: str | os.PathLike, dpi: int = 150) -> tuple[Path, Path]
         stem = stem.with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)
     png, svg = stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".svg")
-    fig.savefig(png, dpi=dpi)
-    fig.savefig(svg)
+    with atomic_write(png) as fh:
+        fig.savefig(fh, format="png", dpi=dpi)
+    with atomic_write(svg) as fh:
+        fig.savefig(fh, format="svg")
     return png, svg

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import metrics
+from .files import atomic_write
 from .objective import Cost
 from .result import Best, Result
 
@@ -249,7 +250,7 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Non
     columns: list[str] = []
     for r in rows:
         columns += [k for k in r if k not in columns]
-    with open(path, "w", newline="") as fh:
+    with atomic_write(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
@@ -271,6 +272,7 @@ def _json_clean(value: Any) -> Any:
 
 def write_json(document: Any, path: str | os.PathLike) -> None:
     """``document`` as strict JSON (NaN → ``null``), indented."""
-    with open(path, "w") as fh:
-        json.dump(_json_clean(document), fh, indent=2, allow_nan=False)
+    text = json.dumps(_json_clean(document), indent=2, allow_nan=False)  # refused before the file is touched
+    with atomic_write(path, "w") as fh:
+        fh.write(text)
         fh.write("\n")

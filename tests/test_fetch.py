@@ -43,6 +43,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
         partial = bool(rng and server.ranges and (if_range is None or if_range == etag))
         body = data[start:]
+        drop = server.drop_after.get(self.path) if server.drops_left > 0 else None
+        if drop is not None:  # decided before the client can see a header, so a test may re-arm it at once
+            server.drops_left -= 1
         self.send_response(206 if partial else 200)
         if server.lengths:
             self.send_header("Content-Length", str(len(body)))
@@ -54,9 +57,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Accept-Ranges", "bytes" if server.ranges else "none")
         self.end_headers()
-        drop = server.drop_after.get(self.path)
-        if drop is not None and server.drops_left > 0:
-            server.drops_left -= 1
+        if drop is not None:
             self.wfile.write(body[:drop])
             self.wfile.flush()
             self.close_connection = True  # the announced length is not reached: the client sees a short read

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import jax
 import jax.numpy as jnp
@@ -112,24 +113,29 @@ def test_one_matrix_at_a_time_gives_the_batched_numbers():
 
 GATE = threading.Event()    # a round whose index is BLOCK_AT waits on it: a computation that stops working
 BLOCK_AT = {"round": -1}
+BUSY_SECONDS = {"per_round": 0.0}  # every round spins this long on the host: a computation slow but working
 
 
-def _wait_at(t):
+def _host_round(t):
     if int(t) == BLOCK_AT["round"]:
         GATE.wait(120)
+    end = time.perf_counter() + BUSY_SECONDS["per_round"]
+    while time.perf_counter() < end:
+        pass
     return np.zeros((), np.float32)
 
 
 @pytree_dataclass
 class Blocking(Learner):
-    """The Perceptron, with a host call each round that can be made to wait (the round counted in the state)."""
+    """The Perceptron, with a host call each round that can be made to wait or to spin (the round counted in the
+    state)."""
 
     def init(self, d, key, dtype=jnp.float32):
         return (jnp.zeros(d, dtype), jnp.zeros((), jnp.int32))
 
     def step(self, state, ex: Example):
         w, t = state
-        pause = jax.pure_callback(_wait_at, jax.ShapeDtypeStruct((), jnp.float32), t, vmap_method="sequential")
+        pause = jax.pure_callback(_host_round, jax.ShapeDtypeStruct((), jnp.float32), t, vmap_method="sequential")
         f = dot(w, ex.x) + pause
         mistake = (jnp.where(f >= 0, 1.0, -1.0) != ex.y).astype(w.dtype)
         return (add_scaled(w, mistake * ex.y, ex.x), t + 1), StepInfo(score=f, loss=mistake)
@@ -162,10 +168,14 @@ def test_a_stalled_chunk_ends_in_a_clear_error_and_its_checkpoint_resumes(german
 
 def test_a_slow_chunk_that_works_is_not_a_stall(german):
     X, y = german
-    learner = jcsol.ACOG(eta=jcsol.decades())
-    res = jcsol.run(learner, X, y, perms=40, stall_timeout=0.05)  # busy for longer than that, never idle
-    assert res.time_run > 0.25
-    np.testing.assert_array_equal(res.counts, jcsol.run(learner, X, y, perms=40).counts)
+    BUSY_SECONDS["per_round"] = 0.002  # 300 rounds: 0.6 s of work, twelve times the stall timeout
+    try:
+        res = jcsol.run(Blocking(), X[:300], y[:300], perms=1, stall_timeout=0.05)
+    finally:
+        BUSY_SECONDS["per_round"] = 0.0
+    assert res.time_run > 0.5
+    plain = jcsol.run(Blocking(), X[:300], y[:300], perms=1)
+    np.testing.assert_array_equal(res.counts, plain.counts)
 
 
 @pytest.mark.parametrize("bad", ["never", 0, -1.0, True, float("nan")])

@@ -51,6 +51,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import atomic_write
+
 __all__ = ["fetch", "REGISTRY", "Remote", "ChecksumError", "DownloadError", "cache_path", "DEFAULT_BASE_URL"]
 
 DEFAULT_BASE_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
@@ -173,9 +175,8 @@ def _read_record(part: Path) -> dict | None:
 
 
 def _write_record(part: Path, record: dict) -> None:
-    tmp = _record(part).with_suffix(".tmp")
-    tmp.write_text(json.dumps(record), encoding="utf-8")
-    os.replace(tmp, _record(part))
+    with atomic_write(_record(part), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(record))
 
 
 def _discard(part: Path) -> None:
@@ -350,15 +351,12 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, base_url: st
             os.replace(part, download)
             _discard(part)
         if entry.compression == "bz2":
-            tmp = final.with_name(final.name + ".tmp")
             try:
-                with bz2.open(download, "rb") as src, open(tmp, "wb") as dst:
+                with bz2.open(download, "rb") as src, atomic_write(final) as dst:
                     shutil.copyfileobj(src, dst, _CHUNK)
             except (OSError, EOFError) as err:
-                tmp.unlink(missing_ok=True)
                 download.unlink(missing_ok=True)
                 raise ValueError(f"{name}: the download is not a valid bz2 file ({err}); it was deleted") from None
-            os.replace(tmp, final)
             download.unlink()
     load_kwargs.setdefault("n_features", entry.n_features)
     load_kwargs.setdefault("dtype", np.float32)

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..base import Learner
 from ..engine import _advance_impl, _check_memory, _flatten_grid, _init_impl, _resolve_dtype, _signature
+from ..files import atomic_write
 from ..linalg import SparseVector, densify
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
@@ -254,17 +255,8 @@ class Live:
         meta = self._description()
         meta["digest"] = _digest(arrays)
         path = os.fspath(path)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "wb") as fh:
+        with atomic_write(path) as fh:
             np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        directory = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
     @classmethod
     def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> "Live":
