@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from jcsol import report
+import jcsol
+from jcsol import cli, engine, report
 from jcsol.files import atomic_write
 
 
@@ -31,3 +32,35 @@ def test_json_that_cannot_be_written_leaves_the_file_untouched(tmp_path):
     assert target.read_text() == '{\n  "a": 1\n}\n'
     report.write_json({"nan": np.nan}, target)
     assert target.read_text() == '{\n  "nan": null\n}\n'
+
+
+def _unwritable(monkeypatch, folder):
+    """This suite may run as root, for whom every folder is writable: the permission answer is simulated."""
+    real = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if os.path.abspath(path) == os.path.abspath(folder) and mode & os.W_OK:
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_unwritable_folders_are_refused_before_any_work(monkeypatch, tmp_path, german, capsys):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    _unwritable(monkeypatch, folder)
+    traces = engine.trace_count()
+    X, y = german
+    with pytest.raises(PermissionError, match="not writable"):
+        jcsol.run(jcsol.COG(eta=1.0), X, y, perms=1, checkpoint=folder / "run.ckpt")
+    with pytest.raises(PermissionError, match="not writable"):
+        jcsol.datasets.fetch("german.numer", cache_dir=folder)
+    source = tmp_path / "tiny.svm"
+    source.write_text("+1 1:0.5 3:1\n-1 2:1\n")
+    with pytest.raises(PermissionError, match="not writable"):
+        jcsol.datasets.RowStore.build(source, folder / "store")
+    assert cli.main(["run", "--data", "german", "--perms", "2", "--csv", str(folder / "out.csv")]) == 2
+    assert "not writable" in capsys.readouterr().err
+    assert engine.trace_count() == traces  # nothing was compiled
+
