@@ -81,4 +81,7 @@ def configure_cpu_devices_on_import() -> None:
                           RuntimeWarning, stacklevel=3)
         return
     if n > 1:
-        jax.config.update("jax_num_cpu_devices", n)
+        try:
+            jax.config.update("jax_num_cpu_devices", n)
+        except RuntimeError:  # JAX started in a way the check above could not see: keep its devices
+            pass

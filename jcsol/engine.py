@@ -9,7 +9,8 @@ split over the local devices. Rows are gathered by index at each round (``X[idx[
 
 The scan is driven from Python in chunks of rounds, the carry (learner states, counts, curves) passed from
 one chunk to the next. One mechanism gives progress reports, checkpoints that resume a killed run exactly,
-and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs). Every
+and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs); each
+chunk runs under a watchdog that ends a run whose chunk stops making progress (:mod:`jcsol.watchdog`). Every
 chunk scans the same compiled step (a shorter last chunk gets its own scan of it), so the result does not
 depend on the chunk size, bit for bit. No round is ever masked: a masked round would cost a copy of every
 run's state, which for sparse rows is O(d) where the step itself is O(nnz).
