@@ -5,7 +5,6 @@ any compiled work, or in a correct result."""
 import json
 import shutil
 
-import jax
 import numpy as np
 import pytest
 

@@ -68,14 +68,19 @@ def _cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str)
     return CWState(mu=mu, root=root), StepInfo(score=f, loss=loss)
 
 
+def check_confidence(learner: Learner) -> None:
+    """Refuses a confidence ``η`` outside (0.5, 1): the CW family needs ``φ = Φ^{-1}(η) > 0``."""
+    eta = concrete_values(learner.eta)
+    if eta is not None and np.any((eta <= 0.5) | (eta >= 1.0)):
+        raise ValueError(f"{type(learner).__name__}: eta (the confidence) must be in (0.5, 1), got {learner.eta!r}")
+
+
 class _CWBase(Learner):
     weights_field = "mu"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        eta = concrete_values(self.eta)
-        if eta is not None and np.any((eta <= 0.5) | (eta >= 1.0)):
-            raise ValueError(f"{type(self).__name__}: eta (the confidence) must be in (0.5, 1), got {self.eta!r}")
+        check_confidence(self)
 
     def too_large_hint(self) -> str:
         return f"use fewer runs ({self.name} keeps a d × d covariance factor per run)"

@@ -75,7 +75,7 @@ from jax.scipy.special import ndtri
 
 from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, pytree_dataclass, choice
 from ..linalg import one_matrix_at_a_time
-from .cw import CWState, _cw_family_step
+from .cw import CWState, _cw_family_step, check_confidence
 
 
 @one_matrix_at_a_time
@@ -712,9 +712,7 @@ class CWCosts(Learner):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        eta = concrete_values(self.eta)
-        if eta is not None and np.any((eta <= 0.5) | (eta >= 1.0)):
-            raise ValueError(f"CWCosts: eta (the confidence) must be in (0.5, 1), got {self.eta!r}")
+        check_confidence(self)
 
     @property
     def name(self) -> str:

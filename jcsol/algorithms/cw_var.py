@@ -49,10 +49,10 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.scipy.special import ndtri
 
-from ..base import Example, Learner, StepInfo, choice, concrete_values, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from .cw import check_confidence
 
 #: The forms of the covariance: the full matrix and the two diagonal approximations.
 COVARIANCES = ("full", "project", "drop")
@@ -106,9 +106,7 @@ class CWVar(Learner):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        eta = concrete_values(self.eta)
-        if eta is not None and np.any((eta <= 0.5) | (eta >= 1.0)):
-            raise ValueError(f"CWVar: eta (the confidence) must be in (0.5, 1), got {self.eta!r}")
+        check_confidence(self)
 
     @property
     def name(self) -> str:

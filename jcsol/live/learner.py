@@ -41,6 +41,7 @@ from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_labels
 from .board import Board, Selection, advance_board, choice, init_board, served_score, window_auc
+from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 
 FORMAT = 1
@@ -223,10 +224,9 @@ class Live:
             return int(self.board.served)
         return int(np.argmax(np.asarray(self.board.log_weights)))
 
-    def leaderboard(self) -> "Leaderboard":
+    def leaderboard(self) -> Leaderboard:
         """Every configuration's progressive measures, and the served stream's."""
         self._require_started()
-        from .leaderboard import Leaderboard
         board = jax.tree.map(np.asarray, self.board)
         alpha_p, c_p = (np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,))
                         for v in self._flat_objective.measure_weights())
