@@ -94,7 +94,7 @@ def load(name: str):
     if name == "shuttle":
         X, y = jcsol.datasets.load(SHARED / "shuttle.gz", positive=3, normalize=False)
         return minmax_scale(np.asarray(X)).astype(np.float32), np.asarray(y)
-    return load_koil(FILES.get(name, name))
+    return load_koil(FILES.get(name, name), data_dir=SHARED / "koil")
 
 
 def selection_rows(y, train_rows, cap: int, seed: int) -> np.ndarray:

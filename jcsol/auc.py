@@ -1,4 +1,5 @@
-"""AUC of held-out scores and the KOIL evaluation protocol (004 §3.5, SPEC §6 "KOIL protocol").
+"""AUC of held-out scores and the KOIL evaluation protocol (J. Hu et al., *Kernelized Online Imbalanced
+Learning*, the KOIL thesis, §3.5).
 
 * :func:`auc` — area under the ROC curve of scores against ±1 labels, ties counted ½, with an optional mask
   (padded entries ignored); a JAX function, so it jits and vmaps over runs. :func:`auc_numpy` is the same in
@@ -15,7 +16,7 @@
   its own test fold (vmapped, in batches of runs) and :func:`auc` is taken per run.
 * :func:`load_koil` reads the KOIL authors' data files (TAB-separated ``label idx:val`` rows, binarised,
   [0,1]-scaled; ``jcsol.datasets.load`` parses them, no L2 normalisation here) and :func:`koil_synthetic`
-  generates Syn1–Syn4 (004 §3.5).
+  generates Syn1–Syn4 (the KOIL thesis, §3.5).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class Splits(NamedTuple):
 
 
 def cv_splits(y, n_folds: int = 5, n_repeats: int = 4, seed: int = 0, subset=None) -> Splits:
-    """Stratified ``n_folds``-fold cross-validation repeated ``n_repeats`` times (004: 5 × 4 = 20 runs).
+    """Stratified ``n_folds``-fold cross-validation repeated ``n_repeats`` times (the KOIL thesis: 5 × 4 = 20 runs).
 
     Args:
         y: labels (``> 0`` positive) of the whole data set.
@@ -184,9 +185,6 @@ def protocol_auc(learner, X, y, splits: Splits, *, key: int | jax.Array = 0, dty
 # data of the KOIL experiments
 # --------------------------------------------------------------------------------------------------------------
 
-KOIL_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "koil"
-
-
 def minmax_scale(X: np.ndarray) -> np.ndarray:
     """Each feature mapped to [0, 1] (a constant feature becomes 0)."""
     X = np.asarray(X, np.float64)
@@ -202,9 +200,9 @@ def load_koil(name: str, data_dir: str | os.PathLike | None = None, dtype=np.flo
     [0,1]-scaled by the authors (except ``poker``, kept as they ship it). No L2 normalisation (the KOIL
     experiments use the scaled features with a Gaussian kernel).
     """
-    from .datasets import load
+    from .datasets import data_dir as papers_data, load
 
-    base = Path(data_dir) if data_dir is not None else KOIL_DATA
+    base = Path(data_dir) if data_dir is not None else papers_data() / "koil"
     for candidate in (base / name, base / f"{name}.gz"):
         if candidate.exists():
             X, y = load(candidate, normalize=False, dtype=dtype)
@@ -217,15 +215,16 @@ SYN_OFFSET = 1.0 / 3.0
 
 
 def koil_synthetic(n_pos: int, n_neg: int, seed: int = 0, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
-    """The 2-D synthetic data of 004 §3.5 (Fig. 1.1), min-max scaled to [0, 1] like the authors' files.
+    """The 2-D synthetic data of the KOIL thesis, §3.5 (Fig. 1.1), min-max scaled to [0, 1] like the authors'
+    files.
 
     Positives ~ N((½, ½), 0.1² I); negatives ~ an equal mixture of four Gaussians of the same deviation around
-    ``(½, ½ ± ⅓)`` and ``(½ ± ⅓, ½)``. The text copy of 004 garbles the four means ("(%, %), (5.%), (3.2),
+    ``(½, ½ ± ⅓)`` and ``(½ ± ⅓, ½)``. The text copy of the thesis garbles the four means ("(%, %), (5.%), (3.2),
     (3,3)"); this reconstruction rests on (1) the layout of the authors' ``s4`` file (a "+" of four negative
     clusters around the positive one, centres about 3.4 deviations away), (2) the legible "5" (⅚ = ½ + ⅓) and
     (3) the quoted Bayes error "about 4.5%": 4.7% at Syn2's 1:10 ratio (7.1% at 1:4, 1.6% at 1:50). The
     Bayes-optimal AUC of this model is about 0.97. (An offset of 3/8 — Bayes error 4.6% at 1:4, Bayes AUC 0.986 —
-    was tried first; KOIL then scored 0.02–0.04 above 004's Table 3.2.) Rows come in a random order.
+    was tried first; KOIL then scored 0.02–0.04 above the thesis's Table 3.2.) Rows come in a random order.
     Syn1–Syn4 are ``koil_synthetic(*SYNTHETIC["SynK"])``.
     """
     rng = np.random.default_rng(seed)
@@ -240,4 +239,4 @@ def koil_synthetic(n_pos: int, n_neg: int, seed: int = 0, dtype=np.float32) -> t
 
 
 __all__ = ["auc", "auc_numpy", "Splits", "cv_splits", "ProtocolResult", "protocol_auc", "load_koil",
-           "koil_synthetic", "SYNTHETIC", "minmax_scale", "KOIL_DATA"]
+           "koil_synthetic", "SYNTHETIC", "minmax_scale"]

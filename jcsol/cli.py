@@ -12,7 +12,7 @@ the online curves of the selected runs as PNG + SVG::
 ``jcsol reproduce TABLE`` runs one of the papers' tables on the data it finds and prints the paper's value
 beside jcsol's::
 
-    jcsol reproduce 003-table2 --data-dir ../shared/data --datasets german
+    jcsol reproduce 003-table2 --data-dir DIR --datasets german
 
 Errors (bad options, missing data, unwritable outputs) are one line ``jcsol: error: ...`` and exit status 2.
 """
@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_LEARNERS = ["COG-I", "COG-II", "ACOG-I", "ACOG-II"]
-DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
 MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost")
 
 
@@ -137,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("reproduce", help="run a paper table on the data found; paper beside jcsol")
     rep.add_argument("table", choices=list(TABLES), help="the paper table")
     rep.add_argument("--data-dir", metavar="DIR",
-                     help=f"folder of the LIBSVM files (default: {DEFAULT_DATA_DIR} when it exists)")
+                     help="folder of the LIBSVM files (default: the JCSOL_DATA environment variable)")
     rep.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets of the table")
     rep.add_argument("--learners", nargs="+", metavar="NAME", help="only these learners of the table")
     rep.add_argument("--columns", nargs="+", choices=["sum", "cost"], help="only these measures of the table")
@@ -325,15 +324,12 @@ def _use_cores() -> None:
 
 
 def _data_dir(option: str | None) -> Path:
-    if option is not None:
-        path = Path(option).expanduser()
-        if not path.is_dir():
-            raise UsageError(f"--data-dir {option}: no such directory")
-        return path
-    if DEFAULT_DATA_DIR.is_dir():
-        return DEFAULT_DATA_DIR
-    raise UsageError(f"no data directory: {DEFAULT_DATA_DIR} (the default) does not exist here; "
-                     "pass --data-dir DIR (the folder of the LIBSVM files)")
+    import jcsol
+
+    try:
+        return jcsol.datasets.data_dir(option, what="--data-dir")
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
 
 
 def _reproduce(args: argparse.Namespace) -> str:

@@ -1,4 +1,5 @@
-"""Measures of SPEC §2, computed from confusion counts carried through the scan.
+"""The papers' measures (the weighted *sum* of sensitivity and specificity, the *cost*, accuracy, balanced
+accuracy), computed from confusion counts carried through the scan.
 
 Counts are kept in the order ``(tp, fn, fp, tn)`` along the last axis: ``fn = M_p`` (missed positives),
 ``fp = M_n`` (false alarms). Every measure here is a NumPy function of counts, so it applies equally to a
@@ -58,8 +59,9 @@ def weighted_cost(counts: np.ndarray, c_p=0.9) -> np.ndarray:
 
 
 def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
-    """CVaR_ε: the mean of the lowest ``ceil(ε·n)`` values along ``axis`` (002 Table III applies it to margins
-    ``y·f``; higher is better)."""
+    """CVaR_ε: the mean of the lowest ``ceil(ε·n)`` values along ``axis`` (Ali, Collins-Thompson, *Robust
+    Cost-Sensitive Confidence-Weighted Classification*, Table III, applies it to margins ``y·f``; higher is
+    better)."""
     values = np.sort(np.asarray(values, np.float64), axis=axis)
     if not 0 < epsilon <= 1:
         raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")

@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import numpy as np
@@ -5,7 +6,8 @@ import pytest
 
 import jcsol
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+# the papers' data sets: $JCSOL_DATA, else the shared folder beside this checkout
+DATA = Path(os.environ.get("JCSOL_DATA") or Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
 
 
 def shared_data(name: str) -> Path:

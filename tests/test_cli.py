@@ -90,7 +90,8 @@ def test_errors_are_one_line_with_status_2(argv, message, capsys):
 
 
 def test_reproduce_without_data_dir_names_the_option(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)              # no ../shared/data from here
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JCSOL_DATA", raising=False)
     assert cli.main(["reproduce", "003-table2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("jcsol: error:") and "--data-dir" in err and err.count("\n") == 1

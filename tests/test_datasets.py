@@ -98,3 +98,22 @@ def test_gzip_and_plain_files_read_the_same(tmp_path):
     b = jcsol.datasets.load(tmp_path / "a.svm.gz")
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_the_data_folder_comes_from_the_caller_or_jcsol_data_never_from_outside(monkeypatch, tmp_path):
+    from jcsol.auc import load_koil
+
+    monkeypatch.delenv("JCSOL_DATA", raising=False)
+    with pytest.raises(FileNotFoundError, match="JCSOL_DATA"):
+        jcsol.datasets.data_dir()
+    with pytest.raises(FileNotFoundError, match="JCSOL_DATA"):
+        load_koil("sonar")
+    with pytest.raises(FileNotFoundError, match="data_dir /no/such"):
+        jcsol.datasets.data_dir("/no/such")
+    (tmp_path / "koil").mkdir()
+    (tmp_path / "koil" / "tiny").write_text("1\t1:0.5\t2:1\n-1\t1:1\n")
+    monkeypatch.setenv("JCSOL_DATA", str(tmp_path))
+    assert jcsol.datasets.data_dir() == tmp_path
+    assert jcsol.datasets.data_dir(tmp_path / "koil") == tmp_path / "koil"  # the caller's folder first
+    X, y = load_koil("tiny")
+    assert X.shape == (2, 2) and y.tolist() == [1, -1]

@@ -1,5 +1,6 @@
 """ACOG with the mean step taken along the *old* covariance Σ_t (AROW-style) or the new Σ_{t+1} (ACOG), or any
-mixture of the two — the comparison of 003 §4.4.3, Fig. 7 ("Evaluation of updating rules").
+mixture of the two — the comparison of Zhao, Zhang, Wu, Hoi, Tan, Huang, *Adaptive Cost-Sensitive Online
+Classification* (TKDE), §4.4.3, Fig. 7 ("Evaluation of updating rules").
 
 This learner exists for :func:`jcsol.protocols.old_vs_new_sigma`; it is not a registered variant.
 """
@@ -28,8 +29,8 @@ class ACOGOldSigma(Learner):
         \qquad
         \mu_{t+1} = \mu_t - \eta\, \big((1-\nu)\,\Sigma_t + \nu\,\Sigma_{t+1}\big)\, g_t .
 
-    ``ν = 0`` steps along the covariance *before* the update, as AROW does (003 calls this the "invariant
-    version", the green line of Fig. 7); ``ν = 1`` along the covariance after it, which is ACOG (003 Alg. 1,
+    ``ν = 0`` steps along the covariance *before* the update, as AROW does (that paper calls this the "invariant
+    version", the green line of Fig. 7); ``ν = 1`` along the covariance after it, which is ACOG (that paper's Alg. 1,
     :class:`jcsol.ACOG`). Since ``ν`` is a float hyperparameter (a pytree leaf), one :func:`jcsol.run` over
     ``new_sigma=[0.0, 1.0]`` (times a grid of η) compares the two rules in a single compiled computation.
 

@@ -3,16 +3,17 @@
 A kernel is described by a static *kind* and float parameters that are pytree leaves of the learner that uses
 it (so that a learner whose ``sigma`` is an array is a grid over σ):
 
-* ``"gaussian"``: ``k(x, x') = exp(−‖x − x'‖² / (2σ²))`` (SPEC §4, 004 Eq. of §4.4), the default;
+* ``"gaussian"``: ``k(x, x') = exp(−‖x − x'‖² / (2σ²))`` (J. Hu et al., *Kernelized Online Imbalanced
+  Learning*, the KOIL thesis, §4.4), the default;
 * ``"polynomial"``: ``k(x, x') = (x·x' + c)^p`` with integer degree ``p`` (static) and offset ``c``
-  (``c = 0`` in 004 §4.4: ``(xᵢᵀxⱼ)^p``);
+  (``c = 0`` in the thesis, §4.4: ``(xᵢᵀxⱼ)^p``);
 * ``"linear"``: ``k(x, x') = x·x'``.
 
 The squared distance of the Gaussian kernel is summed from the differences ``x − x'`` (see :func:`_sq_dist`).
 
 :func:`pool_kernel` evaluates a whole *pool* of kernels of mixed kinds at once (KOIL-MKL): each pool member is
 given by numbers (a Gaussian flag, σ, a degree), so a computation vmapped over the pool runs one program.
-:func:`mkl_pool` is the pool of 004 §4.4: 3 polynomial kernels of degree 1, 2, 3 and 13 Gaussian kernels with
+:func:`mkl_pool` is the pool of the thesis, §4.4: 3 polynomial kernels of degree 1, 2, 3 and 13 Gaussian kernels with
 ``σ = 2^-6, …, 2^6``.
 """
 
@@ -76,7 +77,7 @@ class PoolMember(NamedTuple):
 
 
 def mkl_pool(sigmas=tuple(2.0 ** np.arange(-6, 7)), degrees=(1, 2, 3)) -> tuple[tuple[str, float], ...]:
-    """The pool of 004 §4.4 as a static tuple of ``(kind, parameter)``: polynomial degrees first, then σ's."""
+    """The pool of the KOIL thesis (§4.4) as a static tuple of ``(kind, parameter)``: polynomial degrees first, then σ's."""
     return tuple(("polynomial", float(p)) for p in degrees) + tuple(("gaussian", float(s)) for s in sigmas)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+from pathlib import Path
 import zlib
 from dataclasses import dataclass
 from importlib import resources
@@ -24,7 +25,7 @@ from . import synthetic
 from .libsvm import check_n_features, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
 
-__all__ = ["load", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "RowStoreError",
+__all__ = ["load", "data_dir", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "RowStoreError",
            "SHIPPED", "Shipped", "SparseRows", "fetch"]
 
 
@@ -48,6 +49,24 @@ SHIPPED: dict[str, Shipped] = {
     "spambase": Shipped("spambase.gz", "3559e4910f61c97c9855848dc35fe2e7bc91e2c54a373bbaf68d9929deb30f9a", 57,
                         "UCI Spambase, 4601 × 57, spam = +1 (1813)"),
 }
+
+
+ENV_DATA = "JCSOL_DATA"
+
+
+def data_dir(explicit: str | os.PathLike | None = None, *, what: str = "data_dir") -> Path:
+    """The folder of the papers' data sets (LIBSVM files, the KOIL authors' files under ``koil/``): ``explicit``
+    when given, else the environment variable ``JCSOL_DATA``; a ``FileNotFoundError`` naming ``what`` when neither
+    names an existing folder. jcsol never looks for data outside itself on its own."""
+    chosen = explicit if explicit is not None else os.environ.get(ENV_DATA) or None
+    if chosen is None:
+        raise FileNotFoundError(f"no data folder: pass {what}=DIR or set {ENV_DATA}=DIR (the folder of the "
+                                "LIBSVM files)")
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        source = what if explicit is not None else ENV_DATA
+        raise FileNotFoundError(f"{source} {chosen}: no such directory")
+    return path
 
 
 def _shipped_bytes(name: str) -> bytes:
