@@ -42,8 +42,18 @@ import numpy as np
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 #: Peak memory bandwidth (TB/s) by device kind; the first key found in ``device_kind`` wins (order matters).
-PEAK_TBS = [("H100 PCIe", 2.0), ("H100 NVL", 3.9), ("H100", 3.35), ("H200", 4.8), ("A100 80GB", 2.0),
-            ("A100-SXM4-80GB", 2.0), ("A100", 1.55), ("L40", 0.864), ("L4", 0.3), ("T4", 0.32)]
+PEAK_TBS = [
+    ("H100 PCIe", 2.0),
+    ("H100 NVL", 3.9),
+    ("H100", 3.35),
+    ("H200", 4.8),
+    ("A100 80GB", 2.0),
+    ("A100-SXM4-80GB", 2.0),
+    ("A100", 1.55),
+    ("L40", 0.864),
+    ("L4", 0.3),
+    ("T4", 0.32),
+]
 
 #: Targets on the accelerator: (workload, quantity, bound, comparison).
 TARGETS = {
@@ -58,40 +68,74 @@ TARGETS = {
 # workloads: (name, data set, learner factory, runs' permutation count, rounds, state traffic model)
 # ----------------------------------------------------------------------------------------------------------
 
+
 def workloads(quick: bool) -> list[dict]:
     """Every workload at full size, or shrunk by ``quick`` (grid axes of 3, 4 permutations, ≤ 1,000 rounds)."""
     import jcsol
 
     side = (lambda n: 3) if quick else (lambda n: n)
-    decades = lambda: jcsol.decades()[:: 5] if quick else jcsol.decades()   # 1e-5, 1, 1e5 when quick
+    decades = lambda: jcsol.decades()[::5] if quick else jcsol.decades()  # 1e-5, 1, 1e5 when quick
     perms = 4 if quick else 20
     rounds = 1000 if quick else None
     out = []
     for name, axis in (("COG-I", "eta"), ("ACOG-I-diag", "eta"), ("ACOG-I", "eta"), ("AROW", "r"), ("SCW-I", "C")):
-        out.append(dict(name=f"a9a {name} 11η×20" if axis == "eta" else f"a9a {name} 11{axis}×20", data="a9a",
-                        make=lambda n=name, a=axis: jcsol.by_name(n, **{a: decades()}), perms=perms,
-                        rounds=rounds, traffic="dense"))
-    out.append(dict(name="a9a ACOG-I-diag 11η×11γ×20", data="a9a", perms=perms, rounds=rounds, traffic="dense",
-                    make=lambda: jcsol.grid(jcsol.by_name("ACOG-I-diag"), eta=decades(), gamma=decades())))
-    out.append(dict(name="protein ACOG-I 11η×20", data="protein", perms=perms, rounds=rounds, traffic="dense",
-                    make=lambda: jcsol.by_name("ACOG-I", eta=decades())))
+        out.append(
+            dict(
+                name=f"a9a {name} 11η×20" if axis == "eta" else f"a9a {name} 11{axis}×20",
+                data="a9a",
+                make=lambda n=name, a=axis: jcsol.by_name(n, **{a: decades()}),
+                perms=perms,
+                rounds=rounds,
+                traffic="dense",
+            )
+        )
+    out.append(
+        dict(
+            name="a9a ACOG-I-diag 11η×11γ×20",
+            data="a9a",
+            perms=perms,
+            rounds=rounds,
+            traffic="dense",
+            make=lambda: jcsol.grid(jcsol.by_name("ACOG-I-diag"), eta=decades(), gamma=decades()),
+        )
+    )
+    out.append(
+        dict(
+            name="protein ACOG-I 11η×20",
+            data="protein",
+            perms=perms,
+            rounds=rounds,
+            traffic="dense",
+            make=lambda: jcsol.by_name("ACOG-I", eta=decades()),
+        )
+    )
     koil = lambda: jcsol.KOIL(eta=0.01, C=16.0, sigma=0.25, budget_pos=100, budget_neg=100, k=10)
-    koil_grid = lambda: jcsol.grid(koil(), sigma=2.0 ** np.linspace(-10, 10, side(21)),
-                                   C=2.0 ** np.linspace(-10, 10, side(21)))
-    out.append(dict(name="letter KOIL 20 folds", data="letter", make=koil, perms=perms, rounds=rounds,
-                    traffic="koil"))
+    koil_grid = lambda: jcsol.grid(
+        koil(), sigma=2.0 ** np.linspace(-10, 10, side(21)), C=2.0 ** np.linspace(-10, 10, side(21))
+    )
+    out.append(dict(name="letter KOIL 20 folds", data="letter", make=koil, perms=perms, rounds=rounds, traffic="koil"))
     for data in ("letter", "shuttle"):
-        out.append(dict(name=f"{data} KOIL 21×21×20", data=data, make=koil_grid, perms=perms, rounds=rounds,
-                        traffic="koil"))
-    out.append(dict(name="sparse SSACOG-I d=1e6 20 perms", data="sparse", perms=perms, rounds=rounds,
-                    traffic="sparse", make=lambda: jcsol.by_name("SSACOG-I", m=5, eta=1.0)))
+        out.append(
+            dict(name=f"{data} KOIL 21×21×20", data=data, make=koil_grid, perms=perms, rounds=rounds, traffic="koil")
+        )
+    out.append(
+        dict(
+            name="sparse SSACOG-I d=1e6 20 perms",
+            data="sparse",
+            perms=perms,
+            rounds=rounds,
+            traffic="sparse",
+            make=lambda: jcsol.by_name("SSACOG-I", m=5, eta=1.0),
+        )
+    )
     return out
 
 
 def load(data: str, data_dir: Path, quick: bool):
     """``(X, y, training orders or None)`` of a workload's data set."""
     import jcsol
-    from jcsol.auc import cv_splits, load_koil, minmax_scale
+    from jcsol.datasets import load_koil, minmax_scale
+    from jcsol.protocols import cv_splits
 
     if data == "a9a":
         X1, y1 = jcsol.datasets.load(data_dir / "a9a.gz", n_features=123)
@@ -99,6 +143,7 @@ def load(data: str, data_dir: Path, quick: bool):
         return np.concatenate([X1, X2]), np.concatenate([y1, y2]), None
     if data == "protein":
         from jcsol.datasets.synthetic import linear_stream
+
         X, y = linear_stream(17_766, 357, 1 / 2.7, seed=1)
         return X, y, None
     if data in ("letter", "shuttle"):
@@ -107,9 +152,10 @@ def load(data: str, data_dir: Path, quick: bool):
         else:
             X, y = jcsol.datasets.load(data_dir / "shuttle.gz", positive=3, normalize=False)
             X = minmax_scale(np.asarray(X)).astype(np.float32)
-        return X, y, cv_splits(y, n_folds=5, n_repeats=4, seed=0).train
+        return X, y, cv_splits(y, folds=5, repeats=4, seed=0).train
     if data == "sparse":
         from sketch import sparse_stream
+
         X, y = sparse_stream(10_000 if quick else 100_000, 100_000 if quick else 1_000_000, nnz=50, seed=0)
         return X, y, None
     raise ValueError(f"unknown data set {data!r}")
@@ -124,7 +170,7 @@ def state_bytes_per_round(kind: str, res, learner, X) -> float:
         return 2.0 * sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves(res.states))
     if kind == "koil":
         n, d, k = learner.budget_pos + learner.budget_neg, X.shape[1], learner.k
-        per_run = n * d + (k + 2) * n + 2 * n + 8 * n      # support vectors, Gram rows read, row + column written
+        per_run = n * d + (k + 2) * n + 2 * n + 8 * n  # support vectors, Gram rows read, row + column written
         return float(per_run * itemsize * res.n_runs)
     if kind == "sparse":
         return float(2 * (learner.m + 1) * X.indices.shape[1] * itemsize * res.n_runs)
@@ -154,21 +200,28 @@ def peak_tbs(device) -> float | None:
 # a child process: one backend, every workload
 # ----------------------------------------------------------------------------------------------------------
 
+
 def worker(args) -> None:
     import jax
 
     import jcsol
 
     device = jax.devices()[0]
-    out = {"platform": device.platform, "device": getattr(device, "device_kind", device.platform),
-           "n_devices": len(jax.devices()), "rows": []}
+    out = {
+        "platform": device.platform,
+        "device": getattr(device, "device_kind", device.platform),
+        "n_devices": len(jax.devices()),
+        "rows": [],
+    }
     if args.worker == "accelerator" and device.platform == "cpu":
         out["skipped"] = "no accelerator: the default JAX backend is the CPU"
         Path(args.worker_json).write_text(json.dumps(out))
         return
     out["peak_tbs"] = peak_tbs(device)
-    print(f"[{args.worker}] {out['n_devices']} × {out['device']}, peak bandwidth {fmt(out['peak_tbs'], '.3g')} TB/s",
-          flush=True)
+    print(
+        f"[{args.worker}] {out['n_devices']} × {out['device']}, peak bandwidth {fmt(out['peak_tbs'], '.3g')} TB/s",
+        flush=True,
+    )
     cache = {}
     for w in selected(args):
         if w["data"] not in cache:
@@ -177,26 +230,36 @@ def worker(args) -> None:
         learner = w["make"]()
         n = len(y)
         if folds is not None:
-            orders = folds[:w["perms"]]
+            orders = folds[: w["perms"]]
         else:
             rng = np.random.default_rng(0)
             orders = np.stack([rng.permutation(n) for _ in range(w["perms"])])
         if w["rounds"]:
-            orders = orders[:, :w["rounds"]]
-        objective = jcsol.Sum(rho="laplace")   # a prefix of a stream may hold one class only
+            orders = orders[:, : w["rounds"]]
+        objective = jcsol.Sum(rho="laplace")  # a prefix of a stream may hold one class only
         start = time.perf_counter()
         res = jcsol.run(learner, X, y, perms=orders, key=0, objective=objective)
         wall = time.perf_counter() - start
         rounds = orders.shape[1]
         traffic = state_bytes_per_round(w["traffic"], res, learner, X) * rounds / res.time_run
-        row = {"workload": w["name"], "runs": res.n_runs, "rounds": rounds, "wall_s": wall,
-               "compile_s": res.time_compile, "run_s": res.time_run,
-               "updates_per_s": res.n_runs * rounds / res.time_run, "us_per_round": res.time_run / rounds * 1e6,
-               "traffic_tbs": traffic / 1e12,
-               "peak_share": None if out["peak_tbs"] is None else traffic / 1e12 / out["peak_tbs"]}
+        row = {
+            "workload": w["name"],
+            "runs": res.n_runs,
+            "rounds": rounds,
+            "wall_s": wall,
+            "compile_s": res.time_compile,
+            "run_s": res.time_run,
+            "updates_per_s": res.n_runs * rounds / res.time_run,
+            "us_per_round": res.time_run / rounds * 1e6,
+            "traffic_tbs": traffic / 1e12,
+            "peak_share": None if out["peak_tbs"] is None else traffic / 1e12 / out["peak_tbs"],
+        }
         out["rows"].append(row)
-        print(f"[{args.worker}] {row['workload']}: {row['runs']} runs × {rounds} rounds, wall {wall:.2f} s "
-              f"(compile {row['compile_s']:.2f} s), {row['updates_per_s']:.3g} updates/s", flush=True)
+        print(
+            f"[{args.worker}] {row['workload']}: {row['runs']} runs × {rounds} rounds, wall {wall:.2f} s "
+            f"(compile {row['compile_s']:.2f} s), {row['updates_per_s']:.3g} updates/s",
+            flush=True,
+        )
     Path(args.worker_json).write_text(json.dumps(out))
 
 
@@ -208,15 +271,18 @@ def selected(args) -> list[dict]:
 # the parent: both backends, the table, the JSON
 # ----------------------------------------------------------------------------------------------------------
 
+
 def run_backend(which: str, args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "out.json"
         env = dict(os.environ)
         if which == "cpu":
             env["JAX_PLATFORMS"] = "cpu"
-        command = [sys.executable, __file__, "--worker", which, "--worker-json", str(path),
-                   "--data-dir", str(args.data_dir)] + (["--quick"] if args.quick else []) + \
-                  (["--only", *args.only] if args.only else [])
+        command = (
+            [sys.executable, __file__, "--worker", which, "--worker-json", str(path), "--data-dir", str(args.data_dir)]
+            + (["--quick"] if args.quick else [])
+            + (["--only", *args.only] if args.only else [])
+        )
         subprocess.run(command, env=env, check=True)
         return json.loads(path.read_text())
 
@@ -232,8 +298,9 @@ def table(columns: dict[str, dict], quick: bool) -> list[str]:
             lines.append(f"{which}: {col['skipped']}")
             continue
         note = " (measured copy; a state that fits in cache can exceed it)" if col["platform"] == "cpu" else ""
-        lines.append(f"{which}: {col['n_devices']} × {col['device']}; peak bandwidth {fmt(col['peak_tbs'], '.3g')} "
-                     f"TB/s{note}")
+        lines.append(
+            f"{which}: {col['n_devices']} × {col['device']}; peak bandwidth {fmt(col['peak_tbs'], '.3g')} TB/s{note}"
+        )
     live = {k: {r["workload"]: r for r in c["rows"]} for k, c in columns.items() if "skipped" not in c}
     head = f"{'workload':<32}{'runs':>6}{'rounds':>7}"
     for which in live:
@@ -251,15 +318,18 @@ def table(columns: dict[str, dict], quick: bool) -> list[str]:
                 line += f" | {'':>5} {'-':>8}{'':>8}{'':>9}{'':>9}{'':>7}"
                 continue
             share = None if r["peak_share"] is None else 100 * r["peak_share"]
-            line += (f" | {'':>5} {r['wall_s']:>8.2f}{r['compile_s']:>8.2f}{r['updates_per_s']:>9.3g}"
-                     f"{r['us_per_round']:>9.1f}{fmt(share, '>7.1f')}")
+            line += (
+                f" | {'':>5} {r['wall_s']:>8.2f}{r['compile_s']:>8.2f}{r['updates_per_s']:>9.3g}"
+                f"{r['us_per_round']:>9.1f}{fmt(share, '>7.1f')}"
+            )
         if len(live) == 2 and all(rows):
             line += f" | {rows[1]['run_s'] / rows[0]['run_s']:>11.2f}"
         lines.append(line)
     accel = live.get("accelerator")
     if accel:
-        lines.append("targets on the accelerator (H100)"
-                     + (": --quick sizes, not the targets' workloads" if quick else ":"))
+        lines.append(
+            "targets on the accelerator (H100)" + (": --quick sizes, not the targets' workloads" if quick else ":")
+        )
         for name, (key, bound, op) in TARGETS.items():
             r = accel.get(name)
             if r is None or r.get(key) is None:
@@ -291,7 +361,7 @@ def main() -> None:
     record = {"quick": args.quick, "columns": columns, "table": lines}
     tmp = args.json.with_name(args.json.name + ".tmp")
     tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, args.json)   # atomically
+    os.replace(tmp, args.json)  # atomically
     print(f"figures written to {args.json}")
 
 

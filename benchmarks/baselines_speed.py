@@ -59,10 +59,14 @@ def main() -> None:
     X, y = np.concatenate([X1, X2]), np.concatenate([y1, y2])
     rho = float((y < 0).sum() / (y > 0).sum())
     names = [n for n in GRIDS if not args.only or n in args.only.split(",")]
-    print(f"a9a {X.shape[0]} × {X.shape[1]}, float32, {len(jax.devices())} {jax.devices()[0].platform.upper()} "
-          f"device(s); NumPy float64 loop: one run")
-    print(f"{'learner':<14}{'grid':<16}{'runs':>5}{'compile s':>10}{'run s':>9}{'updates/s':>12}{'per CPU s':>10}"
-          f"{'NumPy s':>9}{'NumPy upd/s':>12}{'ratio':>8}{'finite runs':>12}")
+    print(
+        f"a9a {X.shape[0]} × {X.shape[1]}, float32, {len(jax.devices())} {jax.devices()[0].platform.upper()} "
+        f"device(s); NumPy float64 loop: one run"
+    )
+    print(
+        f"{'learner':<14}{'grid':<16}{'runs':>5}{'compile s':>10}{'run s':>9}{'updates/s':>12}{'per CPU s':>10}"
+        f"{'NumPy s':>9}{'NumPy upd/s':>12}{'ratio':>8}{'finite runs':>12}"
+    )
     for name in names:
         axes = GRIDS[name]
         learner = jcsol.by_name(name, **axes)
@@ -77,13 +81,16 @@ def main() -> None:
             bad |= ~np.all(np.isfinite(leaf), axis=-1)
         order = res.orders[0]
         start = time.perf_counter()
-        reference.run(name, X, y, order, rho)   # the learner's default hyperparameters
+        reference.run(name, X, y, order, rho)  # the learner's default hyperparameters
         numpy_s = time.perf_counter() - start
         numpy_ups = len(order) / numpy_s
         grid = ", ".join(f"{k}×{len(v)}" for k, v in axes.items()) or "-"
-        print(f"{name:<14}{grid:<16}{res.n_runs:>5}{res.time_compile:>10.2f}{res.time_run:>9.2f}"
-              f"{res.updates_per_second:>12.3g}{per_cpu_s:>10.3g}{numpy_s:>9.2f}{numpy_ups:>12.3g}"
-              f"{res.updates_per_second / numpy_ups:>8.0f}{res.n_runs - int(bad.sum()):>5}/{res.n_runs}", flush=True)
+        print(
+            f"{name:<14}{grid:<16}{res.n_runs:>5}{res.time_compile:>10.2f}{res.time_run:>9.2f}"
+            f"{res.updates_per_second:>12.3g}{per_cpu_s:>10.3g}{numpy_s:>9.2f}{numpy_ups:>12.3g}"
+            f"{res.updates_per_second / numpy_ups:>8.0f}{res.n_runs - int(bad.sum()):>5}/{res.n_runs}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -75,20 +75,35 @@ import numpy as np  # noqa: E402
 
 from jcsol import metrics  # noqa: E402
 from jcsol.algorithms.cw_cvar import (  # noqa: E402
-    ASSUMPTIONS, BUFFER_STATISTICS, READINGS, CWCVaR, CWCosts, CWNoBuffer, CWRobust, cvar_lambda, omega,
+    ASSUMPTIONS,
+    BUFFER_STATISTICS,
+    READINGS,
+    CWCosts,
+    CWCVaR,
+    CWNoBuffer,
+    CWRobust,
+    cvar_lambda,
+    omega,
 )
 from jcsol.algorithms.cw_var import CWVar  # noqa: E402
 
 EPS = np.array([0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99])
-ETAS = 1.0 - EPS[EPS < 0.5]                      # CW's confidence η = 1 − ε, η in (0.5, 1)
-PAPER_GERMAN_O = {"CW": 35002, "CW-costs": 40070, "CW-nobuffer (arbitrary)": 36976, "CW-CVaR gaussian": 22132,
-                  "CW-CVaR unimodal": 21923, "CW-CVaR symmetric": 21971, "CW-CVaR arbitrary": 21621}
+ETAS = 1.0 - EPS[EPS < 0.5]  # CW's confidence η = 1 − ε, η in (0.5, 1)
+PAPER_GERMAN_O = {
+    "CW": 35002,
+    "CW-costs": 40070,
+    "CW-nobuffer (arbitrary)": 36976,
+    "CW-CVaR gaussian": 22132,
+    "CW-CVaR unimodal": 21923,
+    "CW-CVaR symmetric": 21971,
+    "CW-CVaR arbitrary": 21621,
+}
 
 
 def german():
     X, y = jcsol.datasets.load("german")
     raw, _ = jcsol.datasets.load("german", normalize=False)
-    amount = raw[:, 3]                             # credit amount, hundreds of DM
+    amount = raw[:, 3]  # credit amount, hundreds of DM
     costs = np.where(y > 0, 5.0, 1.0) * amount
     return X, y, raw, costs
 
@@ -100,10 +115,12 @@ def _cvar_grid(assumption: str, diagonal: bool = True):
 
 def _compared(*labels: str) -> list[tuple[str, Any]]:
     """The learner grids that the checks compare, by label."""
-    grids = {"CW": lambda: jcsol.CW(eta=ETAS),
-             "CW-nobuffer (arbitrary)": lambda: CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True),
-             "CW-CVaR arbitrary": lambda: _cvar_grid("arbitrary"),
-             "CW-CVaR gaussian": lambda: _cvar_grid("gaussian")}
+    grids = {
+        "CW": lambda: jcsol.CW(eta=ETAS),
+        "CW-nobuffer (arbitrary)": lambda: CWNoBuffer(epsilon=EPS, assumption="arbitrary", diagonal=True),
+        "CW-CVaR arbitrary": lambda: _cvar_grid("arbitrary"),
+        "CW-CVaR gaussian": lambda: _cvar_grid("gaussian"),
+    }
     return [(label, grids[label]()) for label in labels]
 
 
@@ -146,13 +163,17 @@ def margins_cvar(res, y, eps=0.05):
 def part1(perms: int, oracle_perms: int) -> None:
     X, y, raw, costs = german()
     T = len(y)
-    print(f"German credit: {T} examples, {int((y > 0).sum())} bad (+1); costs 5×/1× amount (hundreds of DM): "
-          f"mean {costs.mean():.1f}, max {costs.max():.0f}; Σ over bad {costs[y > 0].sum():.0f}, "
-          f"over good {costs[y < 0].sum():.0f}")
-    print(f"  trivial: predict all +1 (deny every loan) costs {costs[y < 0].sum():.0f}; "
-          f"all −1 (approve every loan) costs {costs[y > 0].sum():.0f}")
-    sel_order = np.random.default_rng(2002).permutation(T)   # the separate selection permutation
-    key = 0                                                    # the evaluation permutations
+    print(
+        f"German credit: {T} examples, {int((y > 0).sum())} bad (+1); costs 5×/1× amount (hundreds of DM): "
+        f"mean {costs.mean():.1f}, max {costs.max():.0f}; Σ over bad {costs[y > 0].sum():.0f}, "
+        f"over good {costs[y < 0].sum():.0f}"
+    )
+    print(
+        f"  trivial: predict all +1 (deny every loan) costs {costs[y < 0].sum():.0f}; "
+        f"all −1 (approve every loan) costs {costs[y > 0].sum():.0f}"
+    )
+    sel_order = np.random.default_rng(2002).permutation(T)  # the separate selection permutation
+    key = 0  # the evaluation permutations
 
     rows = []
     icml = {}
@@ -182,18 +203,24 @@ def part1(perms: int, oracle_perms: int) -> None:
 
     cw_total = rows[0][2].mean()
     print(f"\nOnline total example cost over {perms} permutations (hyperparameters chosen on one other permutation)")
-    print(f"{'learner':28s} {'chosen':24s} {'total cost':>19s} {'vs CW':>7s} {'paper':>7s} {'paper vs CW':>11s} "
-          f"{'CVaR.05(y·f)':>16s} {'FN':>6s} {'FP':>6s} {'time':>5s}")
+    print(
+        f"{'learner':28s} {'chosen':24s} {'total cost':>19s} {'vs CW':>7s} {'paper':>7s} {'paper vs CW':>11s} "
+        f"{'CVaR.05(y·f)':>16s} {'FN':>6s} {'FP':>6s} {'time':>5s}"
+    )
     for label, chosen, total, cv, counts, secs in rows:
         paper = PAPER_GERMAN_O.get(label.split(" [")[0])
         p = f"{paper:7d} {100 * (paper / PAPER_GERMAN_O['CW'] - 1):+10.0f}%" if paper else f"{'':7s} {'':11s}"
-        print(f"{label:28s} {_chosen(chosen):24s} {_fmt(total)} {100 * (total.mean() / cw_total - 1):+6.1f}% {p} "
-              f"{np.mean(cv):8.3f} ± {np.std(cv):5.3f} {counts[1]:6.1f} {counts[2]:6.1f} {secs:4.0f}s")
+        print(
+            f"{label:28s} {_chosen(chosen):24s} {_fmt(total)} {100 * (total.mean() / cw_total - 1):+6.1f}% {p} "
+            f"{np.mean(cv):8.3f} ± {np.std(cv):5.3f} {counts[1]:6.1f} {counts[2]:6.1f} {secs:4.0f}s"
+        )
     for covariance, res in icml.items():
         total = _true_cost(res, y, costs)
-        print(f"  the paper's CW row ({PAPER_GERMAN_O['CW']}) against the ICML 2008 CW, {covariance:7s}: "
-              f"{total.mean():.0f} ± {total.std():.0f}, {100 * (total.mean() / PAPER_GERMAN_O['CW'] - 1):+.1f}% "
-              f"from the paper's row; exact CW {cw_total:.0f} ({100 * (cw_total / PAPER_GERMAN_O['CW'] - 1):+.1f}%)")
+        print(
+            f"  the paper's CW row ({PAPER_GERMAN_O['CW']}) against the ICML 2008 CW, {covariance:7s}: "
+            f"{total.mean():.0f} ± {total.std():.0f}, {100 * (total.mean() / PAPER_GERMAN_O['CW'] - 1):+.1f}% "
+            f"from the paper's row; exact CW {cw_total:.0f} ({100 * (cw_total / PAPER_GERMAN_O['CW'] - 1):+.1f}%)"
+        )
 
     readings(X, y, costs, sel_order, perms, key, {"exact CW": cw_res, "CW-var-project": icml["project"]})
 
@@ -203,23 +230,30 @@ def part1(perms: int, oracle_perms: int) -> None:
     for label, grid in _compared("CW-nobuffer (arbitrary)", "CW-CVaR arbitrary", "CW-CVaR gaussian"):
         _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key, learn_costs=unit)
         total = _true_cost(res, y, costs)
-        print(f"  costs / mean(costs) given to {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
-              f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
+        print(
+            f"  costs / mean(costs) given to {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
+            f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW"
+        )
     # diagnostic (not the paper's algorithm): give the learner mean(c)/c, so that a costlier example must reach a
     # larger margin (the paper's constraint c·M̄ >= ω·v asks a costlier example for a *smaller* one, ω·v/c)
     inverse = costs.mean() / costs
     for label, grid in _compared("CW-nobuffer (arbitrary)", "CW-CVaR arbitrary"):
         _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key, learn_costs=inverse)
         total = _true_cost(res, y, costs)
-        print(f"  diagnostic: mean(c)/c given to {label:22s} {_chosen(chosen):24s} {_fmt(total)} "
-              f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
-              f"FP {res.counts[..., 2].mean():.0f}")
+        print(
+            f"  diagnostic: mean(c)/c given to {label:22s} {_chosen(chosen):24s} {_fmt(total)} "
+            f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
+            f"FP {res.counts[..., 2].mean():.0f}"
+        )
     for scale in (1e-2, 1e2):
-        _, chosen, res = select_and_evaluate(_cvar_grid("arbitrary"), X, y, costs, sel_order, perms, key,
-                                             learn_costs=costs * scale)
+        _, chosen, res = select_and_evaluate(
+            _cvar_grid("arbitrary"), X, y, costs, sel_order, perms, key, learn_costs=costs * scale
+        )
         total = _true_cost(res, y, costs)
-        print(f"  costs × {scale:g} given to CW-CVaR arbitrary            {_chosen(chosen):24s} {_fmt(total)} "
-              f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
+        print(
+            f"  costs × {scale:g} given to CW-CVaR arbitrary            {_chosen(chosen):24s} {_fmt(total)} "
+            f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW"
+        )
 
     # the paper's own cost model: approving a defaulter (y = +1 predicted −1) costs 0.75 × amount, denying a good
     # applicant costs nothing. The learners are given these costs (c = 0 on good applicants: λ = 0, no update)
@@ -230,20 +264,25 @@ def part1(perms: int, oracle_perms: int) -> None:
         _, chosen, res = select_and_evaluate(grid, X, y, model_paper, sel_order, perms, key)
         total = _true_cost(res, y, model_paper)
         base_paper = total.mean() if base_paper is None else base_paper
-        print(f"  the paper's cost model (0.75 × amount / 0), {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
-              f"{100 * (total.mean() / base_paper - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
-              f"FP {res.counts[..., 2].mean():.0f}")
+        print(
+            f"  the paper's cost model (0.75 × amount / 0), {label:24s} {_chosen(chosen):24s} {_fmt(total)} "
+            f"{100 * (total.mean() / base_paper - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
+            f"FP {res.counts[..., 2].mean():.0f}"
+        )
     # the same with the c → 0⁺ limit on the zero-cost rounds instead of no update (both readings; costs / mean)
     unit_paper = model_paper / model_paper.mean()
     for reading in READINGS:
-        grid = jcsol.grid(CWCVaR(assumption="arbitrary", diagonal=True, reading=reading, zero_cost="limit"),
-                          alpha=EPS, beta=EPS)
+        grid = jcsol.grid(
+            CWCVaR(assumption="arbitrary", diagonal=True, reading=reading, zero_cost="limit"), alpha=EPS, beta=EPS
+        )
         _, chosen, res = select_and_evaluate(grid, X, y, model_paper, sel_order, perms, key, learn_costs=unit_paper)
         total = _true_cost(res, y, model_paper)
-        print(f"  the paper's cost model, zero costs to the limit, CW-CVaR arbitrary {reading:8s} "
-              f"{_chosen(chosen):24s} "
-              f"{_fmt(total)} {100 * (total.mean() / base_paper - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
-              f"FP {res.counts[..., 2].mean():.0f}")
+        print(
+            f"  the paper's cost model, zero costs to the limit, CW-CVaR arbitrary {reading:8s} "
+            f"{_chosen(chosen):24s} "
+            f"{_fmt(total)} {100 * (total.mean() / base_paper - 1):+6.1f}% vs CW; FN {res.counts[..., 1].mean():.0f}, "
+            f"FP {res.counts[..., 2].mean():.0f}"
+        )
     # the mean step λ·c of Eqs. 9 and 12 at M̄ = 0, v = 1 falls as the cost grows: costlier examples move μ less
     for eps in (0.05, 0.5):
         w = float(omega(eps, "arbitrary"))
@@ -257,35 +296,42 @@ def part1(perms: int, oracle_perms: int) -> None:
         best = np.unravel_index(int(np.argmin(mean)), res.grid_shape)
         chosen = _varying(res, best)
         spread = np.sort(mean.ravel())
-        print(f"  best grid point over {oracle_perms} permutations, {label:23s} {_chosen(chosen):24s} "
-              f"{spread[0]:10.0f} ± {res.mistake_cost[best].std():6.0f} "
-              f"{100 * (spread[0] / cw_total - 1):+6.1f}% vs CW; grid's median {np.median(spread):.0f}, "
-              f"worst {spread[-1]:.0f}")
+        print(
+            f"  best grid point over {oracle_perms} permutations, {label:23s} {_chosen(chosen):24s} "
+            f"{spread[0]:10.0f} ± {res.mistake_cost[best].std():6.0f} "
+            f"{100 * (spread[0] / cw_total - 1):+6.1f}% vs CW; grid's median {np.median(spread):.0f}, "
+            f"worst {spread[-1]:.0f}"
+        )
 
     # full covariance (jcsol's CW is full), and unnormalised (z-scored) features
-    _, chosen, res = select_and_evaluate(_cvar_grid("arbitrary", diagonal=False), X, y, costs, sel_order, perms,
-                                         key)
+    _, chosen, res = select_and_evaluate(_cvar_grid("arbitrary", diagonal=False), X, y, costs, sel_order, perms, key)
     total = _true_cost(res, y, costs)
-    print(f"  full covariance, CW-CVaR arbitrary                {_chosen(chosen):24s} {_fmt(total)} "
-          f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW")
+    print(
+        f"  full covariance, CW-CVaR arbitrary                {_chosen(chosen):24s} {_fmt(total)} "
+        f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW"
+    )
     Z = (raw - raw.mean(0)) / raw.std(0)
     z_cw = None
     for label, grid in _compared("CW", "CW-nobuffer (arbitrary)", "CW-CVaR arbitrary"):
         _, chosen, res = select_and_evaluate(grid, Z, y, costs, sel_order, perms, key)
         total = _true_cost(res, y, costs)
         z_cw = total.mean() if z_cw is None else z_cw
-        print(f"  z-scored features, no L2 normalisation, {label:23s} {_chosen(chosen):24s} {_fmt(total)} "
-              f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW (normalised rows), "
-              f"{100 * (total.mean() / z_cw - 1):+6.1f}% vs CW (z-scored)")
+        print(
+            f"  z-scored features, no L2 normalisation, {label:23s} {_chosen(chosen):24s} {_fmt(total)} "
+            f"{100 * (total.mean() / cw_total - 1):+6.1f}% vs CW (normalised rows), "
+            f"{100 * (total.mean() / z_cw - 1):+6.1f}% vs CW (z-scored)"
+        )
 
 
 def readings(X, y, costs, sel_order, perms, key, baselines) -> None:
     """CW-CVaR (diagonal) under both readings of the cost's role and both buffer statistics, against both CW
     baselines, every run on the same permutations: each difference is paired, permutation by permutation."""
-    print("\nReadings: CW-CVaR-diag, the cost's role (printed c·M̄ >= ω·v, or scaled c·M̄ >= ω·c²·v) × c* (the "
-          "buffer's top-τ mean as printed, or its τ-quantile), 5×/1× loan-amount costs (as given, or divided "
-          f"by their mean); (α, β) chosen as above; {perms} permutations shared by every row: paired differences "
-          "of the total cost, mean ± std over permutations")
+    print(
+        "\nReadings: CW-CVaR-diag, the cost's role (printed c·M̄ >= ω·v, or scaled c·M̄ >= ω·c²·v) × c* (the "
+        "buffer's top-τ mean as printed, or its τ-quantile), 5×/1× loan-amount costs (as given, or divided "
+        f"by their mean); (α, β) chosen as above; {perms} permutations shared by every row: paired differences "
+        "of the total cost, mean ± std over permutations"
+    )
     print("  λ_gaussian/λ_arbitrary at M̄ = 0, v = 1, ε = 0.05 (the paper's Fig. 2), c = 0.5, 1, 2, 5, 10:")
     wg, wa = float(omega(0.05, "gaussian")), float(omega(0.05, "arbitrary"))
     for reading in READINGS:
@@ -302,17 +348,26 @@ def readings(X, y, costs, sel_order, perms, key, baselines) -> None:
         for reading in READINGS:
             for statistic in BUFFER_STATISTICS:
                 for unit in (False, True):
-                    grid = jcsol.grid(CWCVaR(assumption=assumption, diagonal=True, reading=reading,
-                                             buffer_statistic=statistic), alpha=EPS, beta=EPS)
-                    _, chosen, res = select_and_evaluate(grid, X, y, costs, sel_order, perms, key,
-                                                         learn_costs=costs / costs.mean() if unit else None)
+                    grid = jcsol.grid(
+                        CWCVaR(assumption=assumption, diagonal=True, reading=reading, buffer_statistic=statistic),
+                        alpha=EPS,
+                        beta=EPS,
+                    )
+                    _, chosen, res = select_and_evaluate(
+                        grid, X, y, costs, sel_order, perms, key, learn_costs=costs / costs.mean() if unit else None
+                    )
                     assert np.array_equal(res.orders, orders)
                     total = _true_cost(res, y, costs)
                     bad = int((~np.isfinite(res.scores)).any(-1).sum())
-                    cells = "".join(f" {np.mean(total - b):+9.0f} ± {np.std(total - b):5.0f} "
-                                    f"({100 * (total.mean() / b.mean() - 1):+5.1f}%)" for b in base_totals.values())
-                    print(f"  {assumption:10s} {reading:8s} {statistic:8s} {'/ mean' if unit else 'as is':7s} "
-                          f"{_chosen(chosen):24s} {_fmt(total)}{cells}" + (f" [{bad} runs NaN]" if bad else ""))
+                    cells = "".join(
+                        f" {np.mean(total - b):+9.0f} ± {np.std(total - b):5.0f} "
+                        f"({100 * (total.mean() / b.mean() - 1):+5.1f}%)"
+                        for b in base_totals.values()
+                    )
+                    print(
+                        f"  {assumption:10s} {reading:8s} {statistic:8s} {'/ mean' if unit else 'as is':7s} "
+                        f"{_chosen(chosen):24s} {_fmt(total)}{cells}" + (f" [{bad} runs NaN]" if bad else "")
+                    )
 
 
 def _chosen(chosen):
@@ -337,36 +392,41 @@ def part2(perms: int) -> None:
     T = len(y)
     ones = np.ones(T)
     sel_order = np.random.default_rng(2002).permutation(T)
-    print(f"\nSynthetic robust set (the paper's §VI-B): {T} examples, {int((y > 0).sum())} positive; unit costs; "
-          f"cumulative mistakes, mean over {perms} permutations")
+    print(
+        f"\nSynthetic robust set (the paper's §VI-B): {T} examples, {int((y > 0).sum())} positive; unit costs; "
+        f"cumulative mistakes, mean over {perms} permutations"
+    )
     prior = dict(prior_mean=[0.0, 0.0], prior_var=[np.inf, 1.0], prior_mean_coef=[0.0, -1.0])
     for norm in (False, True):
         data = X / np.linalg.norm(X, axis=1, keepdims=True) if norm else X
         curves = {}
-        for label, grid in [("CW", jcsol.CW(eta=ETAS)),
-                            ("CW-CVaR", _cvar_grid("gaussian", diagonal=False)),
-                            ("CW-robust", jcsol.grid(CWRobust(assumption="gaussian", **prior), alpha=EPS, beta=EPS)),
-                            ("CW-robust, CW-CVaR's α, β", "same"),
-                            ("  same, Υ = diag(∞, 1e-4)", "strong")]:
+        for label, grid in [
+            ("CW", jcsol.CW(eta=ETAS)),
+            ("CW-CVaR", _cvar_grid("gaussian", diagonal=False)),
+            ("CW-robust", jcsol.grid(CWRobust(assumption="gaussian", **prior), alpha=EPS, beta=EPS)),
+            ("CW-robust, CW-CVaR's α, β", "same"),
+            ("  same, Υ = diag(∞, 1e-4)", "strong"),
+        ]:
             if isinstance(grid, str) and grid == "same":
                 grid = CWRobust(assumption="gaussian", **prior, **curves["CW-CVaR"][0])
             elif isinstance(grid, str):
-                grid = CWRobust(assumption="gaussian", **{**prior, "prior_var": [np.inf, 1e-4]},
-                                **curves["CW-CVaR"][0])
+                grid = CWRobust(assumption="gaussian", **{**prior, "prior_var": [np.inf, 1e-4]}, **curves["CW-CVaR"][0])
             sel = jcsol.run(grid, data, y, perms=sel_order[None], costs=ones)
             best = np.unravel_index(int(np.argmin(sel.mistake_cost[..., 0])), sel.grid_shape) if sel.grid_shape else ()
             chosen = _varying(sel, best)
             point = grid.replace(**chosen) if chosen else grid
             res = jcsol.run(point, data, y, perms=perms, costs=ones, key=1, curve_points=10)
-            mistakes = res.curve[..., 1] + res.curve[..., 2]          # FN + FP, (P, K)
+            mistakes = res.curve[..., 1] + res.curve[..., 2]  # FN + FP, (P, K)
             curves[label] = (chosen, mistakes, res)
         t = curves["CW"][2].curve_t
         print(f"  {'rows L2-normalised' if norm else 'rows as drawn'}: rounds {' '.join(f'{v:5d}' for v in t)}")
         for label, (chosen, mistakes, res) in curves.items():
             w = np.asarray(res.states.mu_tilde if hasattr(res.states, "mu_tilde") else res.states.mu)
             u = (w / np.linalg.norm(w, axis=-1, keepdims=True)).mean(0)
-            print(f"  {label:26s} {_chosen(chosen):22s} {' '.join(f'{v:5.0f}' for v in mistakes.mean(0))}  "
-                  f"(± {mistakes[:, -1].std():.0f}; final predictor's direction, mean ({u[0]:+.2f}, {u[1]:+.2f}))")
+            print(
+                f"  {label:26s} {_chosen(chosen):22s} {' '.join(f'{v:5.0f}' for v in mistakes.mean(0))}  "
+                f"(± {mistakes[:, -1].std():.0f}; final predictor's direction, mean ({u[0]:+.2f}, {u[1]:+.2f}))"
+            )
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-PAPER_MATLAB_SECONDS_PER_RUN = {"ACOG-I-diag": 0.2, "ACOG-I": 3.1}  # 003 Table II, a9a, "sum"
+PAPER_MATLAB_SECONDS_PER_RUN = {"ACOG-I-diag": 0.2, "ACOG-I": 3.1}  # ACOG paper (TKDE 2019), Table II, a9a, "sum"
 
 
 def numpy_loop(name: str, X: np.ndarray, y: np.ndarray, order: np.ndarray, eta: float, rho: float) -> float:
@@ -65,13 +65,22 @@ def measure(data_dir: Path, names: list[str]) -> list[dict]:
         res = jcsol.run(learner, X, y, perms=20)
         best = res.best("sum")
         loop = numpy_loop(name, X, y, order, best.params["eta"], rho)
-        rows.append({
-            "learner": name, "devices": n_devices, "runs": res.n_runs, "compile_s": res.time_compile,
-            "run_s": res.time_run, "updates_per_s": res.updates_per_second, "per_run_s": res.time_per_run,
-            "numpy_run_s": loop, "numpy_updates_per_s": len(y) / loop,
-            "speedup_vs_numpy": res.updates_per_second / (len(y) / loop),
-            "best_eta": best.params["eta"], "best_sum": 100 * best.result.sum.mean(),
-        })
+        rows.append(
+            {
+                "learner": name,
+                "devices": n_devices,
+                "runs": res.n_runs,
+                "compile_s": res.time_compile,
+                "run_s": res.time_run,
+                "updates_per_s": res.updates_per_second,
+                "per_run_s": res.time_per_run,
+                "numpy_run_s": loop,
+                "numpy_updates_per_s": len(y) / loop,
+                "speedup_vs_numpy": res.updates_per_second / (len(y) / loop),
+                "best_eta": best.params["eta"],
+                "best_sum": 100 * best.result.sum.mean(),
+            }
+        )
     return rows
 
 
@@ -86,19 +95,29 @@ def main() -> None:
         print(json.dumps(measure(args.data, args.learners)))
         return
     print(f"a9a train+test, 48,842 × 123, 11 η × 20 permutations = 220 runs; CPU cores: {os.cpu_count()}")
-    header = (f"{'learner':<12} {'dev':>3} {'compile s':>9} {'220 runs s':>10} {'updates/s':>10} "
-              f"{'s/run':>8} {'NumPy s/run':>11} {'× NumPy':>8} {'MATLAB s/run':>12} {'best η':>7} {'sum %':>7}")
+    header = (
+        f"{'learner':<12} {'dev':>3} {'compile s':>9} {'220 runs s':>10} {'updates/s':>10} "
+        f"{'s/run':>8} {'NumPy s/run':>11} {'× NumPy':>8} {'MATLAB s/run':>12} {'best η':>7} {'sum %':>7}"
+    )
     print(header)
     print("-" * len(header))
     for n in sorted(set(args.devices)):
         env = dict(os.environ, JCSOL_BENCH_DEVICES=str(n))
-        out = subprocess.run([sys.executable, __file__, "--child", "--data", str(args.data), "--learners",
-                              *args.learners], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", "--data", str(args.data), "--learners", *args.learners],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         for r in json.loads(out.stdout.strip().splitlines()[-1]):
             matlab = PAPER_MATLAB_SECONDS_PER_RUN.get(r["learner"])
-            print(f"{r['learner']:<12} {r['devices']:>3} {r['compile_s']:>9.2f} {r['run_s']:>10.2f} "
-                  f"{r['updates_per_s']:>10.3g} {r['per_run_s']:>8.4f} {r['numpy_run_s']:>11.3f} "
-                  f"{r['speedup_vs_numpy']:>8.1f} {matlab if matlab else '':>12} {r['best_eta']:>7g} {r['best_sum']:>7.3f}")
+            print(
+                f"{r['learner']:<12} {r['devices']:>3} {r['compile_s']:>9.2f} {r['run_s']:>10.2f} "
+                f"{r['updates_per_s']:>10.3g} {r['per_run_s']:>8.4f} {r['numpy_run_s']:>11.3f} "
+                f"{r['speedup_vs_numpy']:>8.1f} {matlab if matlab else '':>12} {r['best_eta']:>7g} "
+                f"{r['best_sum']:>7.3f}"
+            )
 
 
 if __name__ == "__main__":

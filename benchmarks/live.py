@@ -51,8 +51,13 @@ def parse() -> argparse.Namespace:
     p.add_argument("--events", type=int, default=5000, help="events timed one at a time (latency, batch 1)")
     p.add_argument("--rows", type=int, default=None, help="use the first ROWS events of each stream")
     p.add_argument("--table-rows", type=int, default=20_000, help="rows of the generated table")
-    p.add_argument("--bits", type=int, nargs="+", default=[18, 12],
-                   help="the table encoder's hash bits (d = 2**bits), one tabular stream each; the first is the target's")
+    p.add_argument(
+        "--bits",
+        type=int,
+        nargs="+",
+        default=[18, 12],
+        help="the table encoder's hash bits (d = 2**bits), one tabular stream each; the first is the target's",
+    )
     p.add_argument("--repeats", type=int, default=5, help="alternating repetitions; the best of each is kept")
     p.add_argument("--eigen-threads", action="store_true", help="keep XLA's multi-threaded CPU kernels")
     p.add_argument("--async-dispatch", action="store_true", help="keep JAX's asynchronous CPU dispatch")
@@ -61,8 +66,9 @@ def parse() -> argparse.Namespace:
 
 ARGS = parse() if __name__ == "__main__" else None
 if ARGS is not None and not ARGS.eigen_threads:
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                               " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    ).strip()
 
 import jax  # noqa: E402
 
@@ -102,22 +108,37 @@ def fraud_table(n: int, bits: int, seed: int = 0):
     """A payments-like table (rare positives driven by a few merchants, countries, devices and the amount)
     hashed by :class:`jcsol.TableEncoder`."""
     import pandas as pd
+
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "merchant": rng.choice([f"m{i}" for i in range(500)], n),
-        "country": rng.choice([f"c{i}" for i in range(40)], n),
-        "device": rng.choice(["ios", "android", "web", "pos", "new-device"], n, p=[.3, .3, .25, .1, .05]),
-        "mcc": rng.choice([f"mcc{i}" for i in range(80)], n),
-        "channel": rng.choice(["online", "in-store", "phone"], n),
-        "card": rng.choice(["debit", "credit", "prepaid"], n),
-        "amount": rng.lognormal(3.5, 1.0, n), "hour": rng.integers(0, 24, n).astype(float),
-        "account_age": rng.exponential(300.0, n), "velocity": rng.poisson(2.0, n).astype(float)})
-    risk = (1.6 * frame.merchant.isin([f"m{i}" for i in range(10)]) + 1.4 * frame.country.isin(["c3", "c7"])
-            + 1.0 * (frame.device == "new-device") + 0.6 * np.log(frame.amount / 30) - 0.002 * frame.account_age
-            + 0.3 * frame.velocity + rng.normal(0, 0.3, n))
+    frame = pd.DataFrame(
+        {
+            "merchant": rng.choice([f"m{i}" for i in range(500)], n),
+            "country": rng.choice([f"c{i}" for i in range(40)], n),
+            "device": rng.choice(["ios", "android", "web", "pos", "new-device"], n, p=[0.3, 0.3, 0.25, 0.1, 0.05]),
+            "mcc": rng.choice([f"mcc{i}" for i in range(80)], n),
+            "channel": rng.choice(["online", "in-store", "phone"], n),
+            "card": rng.choice(["debit", "credit", "prepaid"], n),
+            "amount": rng.lognormal(3.5, 1.0, n),
+            "hour": rng.integers(0, 24, n).astype(float),
+            "account_age": rng.exponential(300.0, n),
+            "velocity": rng.poisson(2.0, n).astype(float),
+        }
+    )
+    risk = (
+        1.6 * frame.merchant.isin([f"m{i}" for i in range(10)])
+        + 1.4 * frame.country.isin(["c3", "c7"])
+        + 1.0 * (frame.device == "new-device")
+        + 0.6 * np.log(frame.amount / 30)
+        - 0.002 * frame.account_age
+        + 0.3 * frame.velocity
+        + rng.normal(0, 0.3, n)
+    )
     y = np.where(risk >= np.quantile(risk, 0.98), 1, -1).astype(np.int8)
-    encoder = jcsol.TableEncoder(numeric=["amount", "hour", "account_age", "velocity"],
-                                 categorical=["merchant", "country", "device", "mcc", "channel", "card"], bits=bits)
+    encoder = jcsol.TableEncoder(
+        numeric=["amount", "hour", "account_age", "velocity"],
+        categorical=["merchant", "country", "device", "mcc", "channel", "card"],
+        bits=bits,
+    )
     return f"tabular (fraud-like, TableEncoder bits={bits})", encoder.fit_transform(frame), y
 
 
@@ -144,6 +165,7 @@ def grid_learner(name: str):
 
 # -- jcsol ------------------------------------------------------------------------------------------------------
 
+
 def live_pass(learner, X, y, batch: int, batch_sizes=()) -> float:
     """events/s of predict + learn over the stream in whole batches."""
     live = Live(learner, n_features=_dim(X), batch_sizes=batch_sizes)
@@ -152,14 +174,13 @@ def live_pass(learner, X, y, batch: int, batch_sizes=()) -> float:
     for a in range(0, n, batch):
         part = _take(X, a, a + batch)
         live.predict(part)
-        live.learn(part, y[a:a + batch])
+        live.learn(part, y[a : a + batch])
     return n / (time.perf_counter() - start)
 
 
 def engine_pass(learner, X, y) -> float:
     """events/s of the engine's own scan over the stream (one run of the grid, the chunk compiled before)."""
-    res = jcsol.run(learner, X, y, perms=np.arange(len(y))[None], objective=jcsol.Sum(rho="laplace"),
-                    progress=False)
+    res = jcsol.run(learner, X, y, perms=np.arange(len(y))[None], objective=jcsol.Sum(rho="laplace"), progress=False)
     return len(y) / res.time_run
 
 
@@ -170,14 +191,14 @@ def latency(learner, X, y, n_events: int) -> dict:
     x1, y1 = _take(X, 0, 1), y[:1].astype(np.float32)
     live.predict(x1)
     live.learn(x1, y[:1])
-    held = [np.zeros(a.shape, a.dtype) for a in live._buffers]       # the learner's buffers between calls
+    held = [np.zeros(a.shape, a.dtype) for a in live._buffers]  # the learner's buffers between calls
     shared = jax.tree.leaves(live._shared)
     n_held = len(held)
     empty_learn = jax.jit(lambda held, shared, x, y: (held, y * 0), donate_argnums=0)
     empty_predict = jax.jit(lambda held, shared, x: x[:, 0] * 0)
     held = jax.device_put(held)
     for _ in range(100):
-        np.asarray(empty_predict(held, shared[:len(live._shared[0])], x1))
+        np.asarray(empty_predict(held, shared[: len(live._shared[0])], x1))
         held, _ = empty_learn(held, shared, x1, y1)
     real, floor = [], []
     n = min(n_events, len(y))
@@ -185,17 +206,23 @@ def latency(learner, X, y, n_events: int) -> dict:
         row = _take(X, t, t + 1)
         start = time.perf_counter()
         live.predict(row)
-        live.learn(row, y[t:t + 1])
+        live.learn(row, y[t : t + 1])
         real.append(time.perf_counter() - start)
         start = time.perf_counter()
-        np.asarray(empty_predict(held, shared[:len(live._shared[0])], row))
+        np.asarray(empty_predict(held, shared[: len(live._shared[0])], row))
         held, _ = empty_learn(held, shared, row, y1)
         floor.append(time.perf_counter() - start)
-    return {"latency": percentiles(real[100:]), "floor": percentiles(floor[100:]),
-            "arguments": n_held + len(shared) + 2, "outputs": n_held + 1, "served_sum": live.leaderboard().served_sum}
+    return {
+        "latency": percentiles(real[100:]),
+        "floor": percentiles(floor[100:]),
+        "arguments": n_held + len(shared) + 2,
+        "outputs": n_held + 1,
+        "served_sum": live.leaderboard().served_sum,
+    }
 
 
 # -- peers ------------------------------------------------------------------------------------------------------
+
 
 def river_dicts(X):
     if isinstance(X, jcsol.SparseRows):
@@ -221,20 +248,24 @@ def _river_timed(model, data) -> dict:
 
 def river_pass(data) -> dict:
     from river.linear_model import PAClassifier
+
     return _river_timed(PAClassifier(C=1.0, mode=1), data)
 
 
 def river_selection(data) -> dict:
     from river import bandit, metrics, model_selection
     from river.linear_model import PAClassifier
+
     models = [PAClassifier(C=float(c), mode=1) for c in np.asarray(jcsol.decades())]
-    model = model_selection.BanditClassifier(models, metric=metrics.BalancedAccuracy(),
-                                             policy=bandit.EpsilonGreedy(epsilon=0.1, seed=0))
+    model = model_selection.BanditClassifier(
+        models, metric=metrics.BalancedAccuracy(), policy=bandit.EpsilonGreedy(epsilon=0.1, seed=0)
+    )
     return _river_timed(model, data)
 
 
 def vw_pass(data) -> dict:
     from vowpalwabbit import Workspace
+
     lines = [f"{1 if label else -1} | " + " ".join(f"{j}:{v:.9g}" for j, v in x.items()) for x, label in data]
     vw = Workspace("--loss_function hinge --quiet")
     times = []
@@ -253,12 +284,13 @@ def vw_pass(data) -> dict:
 
 # -- the comparison ---------------------------------------------------------------------------------------------
 
+
 def compare(name: str, learner, X, y, repeats: int) -> dict:
     """Best-of-``repeats`` events/s of jcsol (batches of 1,000, default and declared size) and river,
     alternating."""
     data = list(zip(river_dicts(X), (y > 0).tolist()))
     warm = _take(X, 0, BATCH)
-    for sizes in ((), (BATCH,)):                 # compiles every executable the timed learners use
+    for sizes in ((), (BATCH,)):  # compiles every executable the timed learners use
         live = Live(learner, n_features=_dim(X), batch_sizes=sizes)
         live.predict(warm)
         live.learn(warm, y[:BATCH])
@@ -277,55 +309,75 @@ def compare(name: str, learner, X, y, repeats: int) -> dict:
 def main() -> None:
     args = ARGS
     learner = grid_learner(args.learner)
-    print(f"{learner.name} × 11 η; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; async dispatch "
-          f"{'on' if args.async_dispatch else 'off'}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
-          f"CPUs; python {sys.version.split()[0]}, jax {jax.__version__}, jcsol {jcsol.__version__}")
+    print(
+        f"{learner.name} × 11 η; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; async dispatch "
+        f"{'on' if args.async_dispatch else 'off'}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+        f"CPUs; python {sys.version.split()[0]}, jax {jax.__version__}, jcsol {jcsol.__version__}"
+    )
     dense = load_a9a(args.data_dir, args.rows, sparse=False)
-    streams = [dense, load_a9a(args.data_dir, args.rows, sparse=True),
-               *(fraud_table(args.table_rows, bits) for bits in args.bits)]
+    streams = [
+        dense,
+        load_a9a(args.data_dir, args.rows, sparse=True),
+        *(fraud_table(args.table_rows, bits) for bits in args.bits),
+    ]
 
     lat = latency(learner, dense[1], dense[2], args.events)
     print(f"\none event's predict + learn on {dense[0]} ({args.events} events, the first 100 left out):")
     print(f"  jcsol Live, 11 configurations      median {lat['latency'][0]:7.1f} µs   p99 {lat['latency'][1]:7.1f} µs")
-    print(f"  empty calls of the same shapes     median {lat['floor'][0]:7.1f} µs   p99 {lat['floor'][1]:7.1f} µs"
-          f"   (learn: {lat['arguments']} arguments, {lat['outputs']} outputs)")
+    print(
+        f"  empty calls of the same shapes     median {lat['floor'][0]:7.1f} µs   p99 {lat['floor'][1]:7.1f} µs"
+        f"   (learn: {lat['arguments']} arguments, {lat['outputs']} outputs)"
+    )
 
     data = list(zip(river_dicts(dense[1]), (dense[2] > 0).tolist()))
     peers = {}
-    for label, fn, part in (("river PAClassifier, 1 configuration", river_pass, data),
-                            ("river BanditClassifier over 11 PAClassifier", river_selection, data[:args.events]),
-                            ("Vowpal Wabbit hinge, 1 configuration", vw_pass, data)):
+    for label, fn, part in (
+        ("river PAClassifier, 1 configuration", river_pass, data),
+        ("river BanditClassifier over 11 PAClassifier", river_selection, data[: args.events]),
+        ("Vowpal Wabbit hinge, 1 configuration", vw_pass, data),
+    ):
         try:
             peers[label] = fn(part)
         except ImportError as err:
             print(f"{label}: skipped ({err}); pip install -e '.[bench]'")
     for label, r in peers.items():
-        print(f"  {label:<44} {r['rate']:>10,.0f} events/s   median {r['latency'][0]:6.1f} µs   "
-              f"p99 {r['latency'][1]:6.1f} µs")
+        print(
+            f"  {label:<44} {r['rate']:>10,.0f} events/s   median {r['latency'][0]:6.1f} µs   "
+            f"p99 {r['latency'][1]:6.1f} µs"
+        )
 
     print(f"\nbatches of {BATCH:,}, events/s, best of {args.repeats} alternating repetitions:")
-    print(f"{'stream':<44}{'d':>8}{'nnz':>5}{'jcsol':>11}{'sized':>11}{'engine':>11}{'river':>10}"
-          f"{'ratio':>7}{'sized':>7}")
+    print(
+        f"{'stream':<44}{'d':>8}{'nnz':>5}{'jcsol':>11}{'sized':>11}{'engine':>11}{'river':>10}{'ratio':>7}{'sized':>7}"
+    )
     rows = []
     for name, X, y in streams:
         r = compare(name, learner, X, y, args.repeats)
         rows.append(r)
-        print(f"{name:<44}{r['d']:>8}{r['nnz']:>5}{r['jcsol']:>11,.0f}{r['jcsol_sized']:>11,.0f}"
-              f"{r['engine']:>11,.0f}{r['river']:>10,.0f}{r['jcsol'] / r['river']:>6.1f}×"
-              f"{r['jcsol_sized'] / r['river']:>6.1f}×")
-    print("  jcsol: Live, default power-of-4 scans; sized: Live(batch_sizes=(1000,)); engine: jcsol.run's scan "
-          "over the whole stream, the same grid (no board, no calls between batches); river: PAClassifier, "
-          "1 configuration")
+        print(
+            f"{name:<44}{r['d']:>8}{r['nnz']:>5}{r['jcsol']:>11,.0f}{r['jcsol_sized']:>11,.0f}"
+            f"{r['engine']:>11,.0f}{r['river']:>10,.0f}{r['jcsol'] / r['river']:>6.1f}×"
+            f"{r['jcsol_sized'] / r['river']:>6.1f}×"
+        )
+    print(
+        "  jcsol: Live, default power-of-4 scans; sized: Live(batch_sizes=(1000,)); engine: jcsol.run's scan "
+        "over the whole stream, the same grid (no board, no calls between batches); river: PAClassifier, "
+        "1 configuration"
+    )
 
     print(f"\nserved stream's progressive sum (jcsol, batch 1, {dense[0]}): {lat['served_sum']:.4f}")
     p99 = lat["latency"][1]
-    print(f"target 1: one event through 11 configurations, predict + learn, p99 {p99:.1f} µs (target ≤ 100; "
-          f"empty calls' p99 {lat['floor'][1]:.1f} µs): {'met' if p99 <= 100 else 'NOT met'}")
+    print(
+        f"target 1: one event through 11 configurations, predict + learn, p99 {p99:.1f} µs (target ≤ 100; "
+        f"empty calls' p99 {lat['floor'][1]:.1f} µs): {'met' if p99 <= 100 else 'NOT met'}"
+    )
     table = rows[2]
     ratio = max(table["jcsol"], table["jcsol_sized"]) / table["river"]
-    print(f"target 2: batches of {BATCH:,} through 11 configurations on the tabular stream at {ratio:.1f}× river's "
-          f"one-configuration events/s (target ≥ 10×; the engine's scan alone: "
-          f"{table['engine'] / table['river']:.1f}×): {'met' if ratio >= 10 else 'NOT met'}")
+    print(
+        f"target 2: batches of {BATCH:,} through 11 configurations on the tabular stream at {ratio:.1f}× river's "
+        f"one-configuration events/s (target ≥ 10×; the engine's scan alone: "
+        f"{table['engine'] / table['river']:.1f}×): {'met' if ratio >= 10 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

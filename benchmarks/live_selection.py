@@ -122,8 +122,11 @@ def main() -> None:
         print(f"\n{measure:<28}" + "".join(f"{n:>16}" for n in done) + f"{'mean':>9}")
         for rule in RULES:
             cells = [table[n][(measure, rule)] for n in done]
-            print(f"{rule:<28}" + "".join(f"{v:>9.2f} [{eta[b]:.0e}]" for v, b in cells)
-                  + f"{np.mean([v for v, _ in cells]):>9.2f}")
+            print(
+                f"{rule:<28}"
+                + "".join(f"{v:>9.2f} [{eta[b]:.0e}]" for v, b in cells)
+                + f"{np.mean([v for v, _ in cells]):>9.2f}"
+            )
     means = {rule: np.mean([table[n][(m, rule)][0] for n in done for m in OBJECTIVES]) for rule in RULES}
     best = min(means, key=means.get)
     print("\nmean regret over streams and measures: " + ", ".join(f"{r} {v:.2f}" for r, v in means.items()))

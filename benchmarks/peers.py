@@ -51,6 +51,7 @@ SANE = 0.6  # the least balanced accuracy a working configuration reaches on a9a
 
 # -- data ---------------------------------------------------------------------------------------------------
 
+
 def load_a9a(data: Path) -> tuple[np.ndarray, np.ndarray]:
     X1, y1 = jcsol.datasets.load(data / "a9a.gz", n_features=123)
     X2, y2 = jcsol.datasets.load(data / "a9a.t.gz", n_features=123)
@@ -62,10 +63,10 @@ class Stream:
     """One dataset in the order of jcsol's one run, and the inputs of every peer, built before any timing."""
 
     name: str
-    X: np.ndarray          # (T, d) float32, as jcsol reads it (original order)
-    y: np.ndarray          # (T,) int8 ±1 (original order)
-    order: np.ndarray      # (T,) the row order of jcsol's one run
-    rho: float             # T_n / T_p: the weight of a positive example where a peer takes weights
+    X: np.ndarray  # (T, d) float32, as jcsol reads it (original order)
+    y: np.ndarray  # (T,) int8 ±1 (original order)
+    order: np.ndarray  # (T,) the row order of jcsol's one run
+    rho: float  # T_n / T_p: the weight of a positive example where a peer takes weights
     Xo: np.ndarray = field(init=False)  # float64 rows in run order
     yo: np.ndarray = field(init=False)  # int labels ±1 in run order
     wo: np.ndarray = field(init=False)  # example weights in run order
@@ -89,11 +90,12 @@ def balanced_accuracy(scores: np.ndarray, labels: np.ndarray) -> float:
 
 # -- jcsol --------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Row:
     peer: str
-    ref: str               # the jcsol row its ratios are taken against
-    rows: int = 0          # rounds timed
+    ref: str  # the jcsol row its ratios are taken against
+    rows: int = 0  # rounds timed
     seconds: float = float("nan")  # best time of the timed rounds
     protocol_s: float = float("nan")
     protocol_runs: int = PROTOCOL_RUNS
@@ -110,8 +112,9 @@ class Row:
         return self.protocol_runs * length / self.protocol_s
 
 
-def jcsol_rows(X: np.ndarray, y: np.ndarray,
-               repeats: int) -> tuple[list[Row], np.ndarray, dict[str, np.ndarray], list[str]]:
+def jcsol_rows(
+    X: np.ndarray, y: np.ndarray, repeats: int
+) -> tuple[list[Row], np.ndarray, dict[str, np.ndarray], list[str]]:
     """jcsol's PA-I and OGD-hinge rows, the row order of the one run, and each learner's per-round
     pre-update predictions in that order."""
     learners = {
@@ -139,20 +142,26 @@ def jcsol_rows(X: np.ndarray, y: np.ndarray,
                 row.bal_acc = float(one.balanced_accuracy.ravel()[0])
                 best = many.best("balanced_accuracy")
         row.seconds, row.protocol_s = min(times), min(protocol)
-        row.note = (f"compile {compile_1:.2f} s (one run), {compile_p:.2f} s (protocol); one-run call, host set-up "
-                    f"included: {min(walls[1:]):.3f} s (best of the calls after the first)" if len(walls) > 1 else
-                    f"compile {compile_1:.2f} s (one run), {compile_p:.2f} s (protocol)")
+        row.note = (
+            f"compile {compile_1:.2f} s (one run), {compile_p:.2f} s (protocol); one-run call, host set-up "
+            f"included: {min(walls[1:]):.3f} s (best of the calls after the first)"
+            if len(walls) > 1
+            else f"compile {compile_1:.2f} s (one run), {compile_p:.2f} s (protocol)"
+        )
         rows.append(row)
         # the per-round predictions of the one run (an extra run, untimed, recording the counts at every round)
         curve = jcsol.run(make(1.0), X, y, perms=order[None], curve_points=len(y)).curve.reshape(-1, 4)
         cell = np.argmax(np.diff(curve, axis=0, prepend=np.zeros((1, 4), curve.dtype)), axis=1)
         preds[name] = np.isin(cell, (0, 2))  # TP or FP: predicted +1
-        notes.append(f"jcsol {name}: {row.note}; protocol's best {hp} = {best.params[hp]:g} "
-                     f"(balanced accuracy {best.result.balanced_accuracy.mean():.4f} over 20 permutations)")
+        notes.append(
+            f"jcsol {name}: {row.note}; protocol's best {hp} = {best.params[hp]:g} "
+            f"(balanced accuracy {best.result.balanced_accuracy.mean():.4f} over 20 permutations)"
+        )
     return rows, order, preds, notes
 
 
 # -- peers: each returns the pre-update scores of the rounds it ran --------------------------------------
+
 
 def numpy_pa1(s: Stream, n: int, C: float = 1.0):
     Xo, yo = s.Xo[:n], s.yo[:n].astype(np.float64).tolist()
@@ -195,9 +204,11 @@ def river_pa1(s: Stream, n: int):
             learn(x, label)
         return np.where(np.array(out, bool), 1.0, -1.0)
 
-    return go, (f"river {version}: PAClassifier(C=1, mode=1, learn_intercept=False), predict_one + learn_one "
-                "on dicts of the non-zero features built before timing; no weights (learn_one takes none); "
-                "a tie (score 0, e.g. round 1) predicts False = −1")
+    return go, (
+        f"river {version}: PAClassifier(C=1, mode=1, learn_intercept=False), predict_one + learn_one "
+        "on dicts of the non-zero features built before timing; no weights (learn_one takes none); "
+        "a tie (score 0, e.g. round 1) predicts False = −1"
+    )
 
 
 def vw_hinge(s: Stream, n: int, sgd: bool, weights: bool):
@@ -239,12 +250,17 @@ def vw_hinge(s: Stream, n: int, sgd: bool, weights: bool):
         vw.finish()
         return np.array(out)
 
-    mode = "plain SGD (--sgd: step 0.5 decaying as 1/√t, VW's -l/--power_t defaults)" if sgd else \
-        "VW's default update (adaptive, normalized, invariant; -l 0.5)"
-    return go, (f"vowpalwabbit {vowpalwabbit.__version__}: `{args}`, {mode}; float32 weights, hashed features "
-                f"(-b 18); {'importance weight ρ on positives' if weights else 'no weights'}; each text line "
-                f"parsed and learnt (parse in the time), prediction = learn()'s pre-update one (checked against "
-                f"predict-then-learn on {check} rounds)")
+    mode = (
+        "plain SGD (--sgd: step 0.5 decaying as 1/√t, VW's -l/--power_t defaults)"
+        if sgd
+        else "VW's default update (adaptive, normalized, invariant; -l 0.5)"
+    )
+    return go, (
+        f"vowpalwabbit {vowpalwabbit.__version__}: `{args}`, {mode}; float32 weights, hashed features "
+        f"(-b 18); {'importance weight ρ on positives' if weights else 'no weights'}; each text line "
+        f"parsed and learnt (parse in the time), prediction = learn()'s pre-update one (checked against "
+        f"predict-then-learn on {check} rounds)"
+    )
 
 
 def _sk_classifier():
@@ -252,18 +268,38 @@ def _sk_classifier():
     from sklearn.linear_model import SGDClassifier
 
     try:
-        clf = SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0, fit_intercept=False,
-                            shuffle=False)
+        clf = SGDClassifier(
+            loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0, fit_intercept=False, shuffle=False
+        )
         clf.partial_fit(np.ones((1, 2)), [1], classes=[-1, 1], sample_weight=[1.0])
-        make = lambda: SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0,  # noqa: E731
-                                     fit_intercept=False, shuffle=False)
-        return make, True, (f"scikit-learn {sklearn.__version__}: SGDClassifier(loss='hinge', penalty=None, "
-                            "learning_rate='pa1', eta0=1, fit_intercept=False, shuffle=False) = PA-I, C=1")
+        make = lambda: SGDClassifier(
+            loss="hinge",
+            penalty=None,
+            learning_rate="pa1",
+            eta0=1.0,  # noqa: E731
+            fit_intercept=False,
+            shuffle=False,
+        )
+        return (
+            make,
+            True,
+            (
+                f"scikit-learn {sklearn.__version__}: SGDClassifier(loss='hinge', penalty=None, "
+                "learning_rate='pa1', eta0=1, fit_intercept=False, shuffle=False) = PA-I, C=1"
+            ),
+        )
     except (ValueError, TypeError):  # an older scikit-learn: no 'pa1' in SGDClassifier
         from sklearn.linear_model import PassiveAggressiveClassifier
+
         make = lambda: PassiveAggressiveClassifier(C=1.0, fit_intercept=False, shuffle=False)  # noqa: E731
-        return make, False, (f"scikit-learn {sklearn.__version__}: PassiveAggressiveClassifier(C=1, "
-                             "fit_intercept=False), whose partial_fit takes no sample_weight")
+        return (
+            make,
+            False,
+            (
+                f"scikit-learn {sklearn.__version__}: PassiveAggressiveClassifier(C=1, "
+                "fit_intercept=False), whose partial_fit takes no sample_weight"
+            ),
+        )
 
 
 def sklearn_pa1(s: Stream, n: int, batch: int, weights: bool):
@@ -279,22 +315,26 @@ def sklearn_pa1(s: Stream, n: int, batch: int, weights: bool):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for k, b in enumerate(starts):
-                xb, yb = Xo[b:b + batch], yo[b:b + batch]
-                scores[b:b + batch] = clf.decision_function(xb) if k else 0.0  # w_1 = 0: score 0
+                xb, yb = Xo[b : b + batch], yo[b : b + batch]
+                scores[b : b + batch] = clf.decision_function(xb) if k else 0.0  # w_1 = 0: score 0
                 if takes_weights:
-                    clf.partial_fit(xb, yb, classes=classes, sample_weight=wo[b:b + batch])
+                    clf.partial_fit(xb, yb, classes=classes, sample_weight=wo[b : b + batch])
                 else:
                     clf.partial_fit(xb, yb, classes=classes)
         return scores
 
-    how = ("decision_function then partial_fit, one example at a time" if batch == 1 else
-           f"decision_function then partial_fit per batch of {batch} (a batch is predicted by the model before "
-           "it: not the same online protocol)")
+    how = (
+        "decision_function then partial_fit, one example at a time"
+        if batch == 1
+        else f"decision_function then partial_fit per batch of {batch} (a batch is predicted by the model before "
+        "it: not the same online protocol)"
+    )
     weighted = "sample_weight ρ on positives" if weights and takes_weights else "no weights"
     return go, f"{config}; {how}; {weighted}; float64 rows"
 
 
 # -- the benchmark --------------------------------------------------------------------------------------------
+
 
 def best_of(go, repeats: int) -> tuple[float, np.ndarray]:
     best, scores = float("inf"), None
@@ -305,8 +345,9 @@ def best_of(go, repeats: int) -> tuple[float, np.ndarray]:
     return best, scores
 
 
-def peer_rows(s: Stream, preds: dict[str, np.ndarray], repeats: int, slow_rows: int,
-              weights: bool) -> tuple[list[Row], list[str]]:
+def peer_rows(
+    s: Stream, preds: dict[str, np.ndarray], repeats: int, slow_rows: int, weights: bool
+) -> tuple[list[Row], list[str]]:
     full, slow = s.length, min(s.length, slow_rows)
     specs = [
         ("NumPy loop PA-I", "PA-I", None, full, lambda n: numpy_pa1(s, n)),
@@ -324,7 +365,7 @@ def peer_rows(s: Stream, preds: dict[str, np.ndarray], repeats: int, slow_rows: 
                 __import__(module)
             except ImportError:
                 dist = {"sklearn": "scikit-learn"}.get(module, module)
-                row.skipped = f"skipped: {dist} is not installed (pip install -e \".[bench]\")"
+                row.skipped = f'skipped: {dist} is not installed (pip install -e ".[bench]")'
                 rows.append(row)
                 continue
         go, config = build(n)
@@ -346,12 +387,16 @@ def secs(x: float) -> str:
 def report(title: str, s: Stream, rows: list[Row], notes: list[str]) -> bool:
     ref = {r.ref: r for r in rows if r.peer.startswith("jcsol")}
     L = s.length
-    print(f"\n== {title}: {L:,} examples × {s.X.shape[1]} features, {int((s.y > 0).sum()):,} positives, "
-          f"ρ = T_n/T_p = {s.rho:.3f} ==")
+    print(
+        f"\n== {title}: {L:,} examples × {s.X.shape[1]} features, {int((s.y > 0).sum()):,} positives, "
+        f"ρ = T_n/T_p = {s.rho:.3f} =="
+    )
     w1, w2 = 44, 33
-    head = (f"{'':<20} {'':>8} | {'one run':^{w1}} | {'220-run protocol':^{w2}} |\n"
-            f"{'learner':<20} {'rows':>8} | {'s':>8} {'examples/s':>10} {'jcsol/peer':>11} {'vs jcsol':>10} | "
-            f"{'s':>9} {'examples/s':>10} {'jcsol/peer':>11} | {'bal.acc':>7} {'agree':>6}")
+    head = (
+        f"{'':<20} {'':>8} | {'one run':^{w1}} | {'220-run protocol':^{w2}} |\n"
+        f"{'learner':<20} {'rows':>8} | {'s':>8} {'examples/s':>10} {'jcsol/peer':>11} {'vs jcsol':>10} | "
+        f"{'s':>9} {'examples/s':>10} {'jcsol/peer':>11} | {'bal.acc':>7} {'agree':>6}"
+    )
     print(head)
     print("-" * len(head.splitlines()[1]))
     sane = True
@@ -368,13 +413,17 @@ def report(title: str, s: Stream, rows: list[Row], notes: list[str]) -> bool:
         flag = "" if r.bal_acc > SANE else "  <-- NOT SANE"
         sane &= r.bal_acc > SANE
         mark = "*" if r.extrapolated else " "
-        print(f"{r.peer:<20} {r.rows:>8,} | {secs(r.seconds):>8} {r.rate():>10,.0f} {one:>11} {versus:>10} | "
-              f"{secs(r.protocol_s):>8}{mark} {r.protocol_rate(L):>10,.0f} {proto:>11} | "
-              f"{r.bal_acc:>7.4f} {agree:>6}{flag}")
+        print(
+            f"{r.peer:<20} {r.rows:>8,} | {secs(r.seconds):>8} {r.rate():>10,.0f} {one:>11} {versus:>10} | "
+            f"{secs(r.protocol_s):>8}{mark} {r.protocol_rate(L):>10,.0f} {proto:>11} | "
+            f"{r.bal_acc:>7.4f} {agree:>6}{flag}"
+        )
     print("* extrapolated: 220 × the time of one run, one process (one core)")
     print("jcsol/peer: examples per second of the jcsol row named under 'vs jcsol' over the peer's")
-    print("bal.acc: balanced accuracy of the pre-update predictions over the rows timed (jcsol: the one run); "
-          "agree: share of those rounds predicted as the jcsol row of reference predicts them")
+    print(
+        "bal.acc: balanced accuracy of the pre-update predictions over the rows timed (jcsol: the one run); "
+        "agree: share of those rounds predicted as the jcsol row of reference predicts them"
+    )
     for note in notes:
         print(f"  - {note}")
     return sane
@@ -383,16 +432,28 @@ def report(title: str, s: Stream, rows: list[Row], notes: list[str]) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory holding a9a.gz and a9a.t.gz")
-    parser.add_argument("--rows", type=int, default=COVTYPE_ROWS,
-                        help=f"rows of the covtype-shaped stream (default: {COVTYPE_ROWS:,}, covtype's size)")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=COVTYPE_ROWS,
+        help=f"rows of the covtype-shaped stream (default: {COVTYPE_ROWS:,}, covtype's size)",
+    )
     parser.add_argument("--datasets", nargs="+", choices=["a9a", "covtype"], default=["a9a", "covtype"])
     parser.add_argument("--repeats", type=int, default=3, help="timings repeated, best kept (default 3)")
-    parser.add_argument("--slow-rows", type=int, default=10_000,
-                        help="rounds timed for scikit-learn one example at a time (~1 ms per round; its rate "
-                             "is extrapolated to the whole stream); default 10,000")
-    parser.add_argument("--weights", choices=["rho", "none"], default="rho",
-                        help="'rho': peers that take example weights (VW, scikit-learn) weigh positives by "
-                             "ρ = T_n/T_p; 'none': no weights anywhere")
+    parser.add_argument(
+        "--slow-rows",
+        type=int,
+        default=10_000,
+        help="rounds timed for scikit-learn one example at a time (~1 ms per round; its rate "
+        "is extrapolated to the whole stream); default 10,000",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=["rho", "none"],
+        default="rho",
+        help="'rho': peers that take example weights (VW, scikit-learn) weigh positives by "
+        "ρ = T_n/T_p; 'none': no weights anywhere",
+    )
     args = parser.parse_args()
 
     versions = [f"jax {jax.__version__}", f"numpy {np.__version__}"]
@@ -401,10 +462,14 @@ def main() -> None:
             versions.append(f"{dist} {__import__(module).__version__}")
         except ImportError:
             versions.append(f"{dist} (not installed)")
-    print(f"jcsol {jcsol.__version__} on {len(jax.devices())} {jax.devices()[0].platform.upper()} device(s); "
-          f"Python {platform.python_version()}; {', '.join(versions)}")
-    print(f"timings: best of {args.repeats}, all in this process; jcsol float32, peers float64 "
-          f"(VW: float32 weights); {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+    print(
+        f"jcsol {jcsol.__version__} on {len(jax.devices())} {jax.devices()[0].platform.upper()} device(s); "
+        f"Python {platform.python_version()}; {', '.join(versions)}"
+    )
+    print(
+        f"timings: best of {args.repeats}, all in this process; jcsol float32, peers float64 "
+        f"(VW: float32 weights); {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start"
+    )
 
     sane = True
     for name in args.datasets:

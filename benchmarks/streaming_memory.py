@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from rss import peak_rss_gib
 
 D, NNZ = 100_000, 40
@@ -59,8 +58,14 @@ def phase(name: str, workdir: Path) -> dict:
     else:
         store = RowStore(workdir / "store")
         if name == "pass":
-            res = jcsol.run(jcsol.COG(eta=1.0), store, store.y, perms=np.arange(store.shape[0])[None],
-                            objective=jcsol.Sum(rho="laplace"), chunk_size=8192)
+            res = jcsol.run(
+                jcsol.COG(eta=1.0),
+                store,
+                store.y,
+                perms=np.arange(store.shape[0])[None],
+                objective=jcsol.Sum(rho="laplace"),
+                chunk_size=8192,
+            )
         else:
             res = jcsol.run(jcsol.ACOG(eta=1.0, diagonal=True), store, store.y, perms=4, chunk_size=8192)
         out = {"sum": float(res.sum.mean()), "updates_per_s": res.updates_per_second}
@@ -83,16 +88,27 @@ def main() -> None:
     if not source.exists() or source.stat().st_size < 0.95 * args.gigabytes * 2**30:
         start = time.perf_counter()
         rows = write_file(source, args.gigabytes)
-        print(f"wrote {source}: {source.stat().st_size / 2**30:.2f} GiB, {rows} rows in {time.perf_counter() - start:.0f} s")
+        seconds = time.perf_counter() - start
+        print(f"wrote {source}: {source.stat().st_size / 2**30:.2f} GiB, {rows} rows in {seconds:.0f} s")
     size = source.stat().st_size / 2**30
     print(f"file: {size:.2f} GiB of LIBSVM text; {NNZ} non-zeros per row, d = {D}")
-    for name, what in (("build", "convert to a row store"), ("pass", "COG-I, one pass in file order"),
-                       ("perms", "ACOG-I-diag, 4 permutations")):
-        done = subprocess.run([sys.executable, __file__, "--phase", name, "--dir", str(args.dir)],
-                              capture_output=True, text=True, check=True)
+    for name, what in (
+        ("build", "convert to a row store"),
+        ("pass", "COG-I, one pass in file order"),
+        ("perms", "ACOG-I-diag, 4 permutations"),
+    ):
+        done = subprocess.run(
+            [sys.executable, __file__, "--phase", name, "--dir", str(args.dir)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(done.stdout.strip().splitlines()[-1])
-        extra = (f"rows {r['rows']}, dense float32 would be {r['rows'] * D * 4 / 2**30:.0f} GiB" if name == "build"
-                 else f"sum {100 * r['sum']:.2f}%, {r['updates_per_s']:.3g} updates/s")
+        extra = (
+            f"rows {r['rows']}, dense float32 would be {r['rows'] * D * 4 / 2**30:.0f} GiB"
+            if name == "build"
+            else f"sum {100 * r['sum']:.2f}%, {r['updates_per_s']:.3g} updates/s"
+        )
         print(f"{what:<32} {r['seconds']:7.1f} s   peak RSS {r['peak_rss_gib']:.2f} GiB   ({extra})")
 
 

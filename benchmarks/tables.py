@@ -31,15 +31,22 @@ def frame(n: int, seed: int = 0):
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    cols = {"amount": rng.lognormal(3.5, 1.2, n), "hour": rng.integers(0, 24, n).astype(float),
-            "age": rng.integers(18, 95, n).astype(float), "balance": rng.normal(2e3, 8e2, n),
-            "distance": rng.exponential(30.0, n)}
+    cols = {
+        "amount": rng.lognormal(3.5, 1.2, n),
+        "hour": rng.integers(0, 24, n).astype(float),
+        "age": rng.integers(18, 95, n).astype(float),
+        "balance": rng.normal(2e3, 8e2, n),
+        "distance": rng.exponential(30.0, n),
+    }
     for name in NUMERIC:
         cols[name][rng.random(n) < 0.02] = np.nan
-    cat = {"merchant": np.array([f"m{i}" for i in range(5000)], object)[rng.zipf(1.3, n) % 5000],
-           "country": np.array([f"c{i}" for i in range(60)], object)[rng.integers(0, 60, n)],
-           "device": np.array(["ios", "android", "web", "pos", "atm", "tv", "watch", "other"], object)[
-               rng.integers(0, 8, n)]}
+    cat = {
+        "merchant": np.array([f"m{i}" for i in range(5000)], object)[rng.zipf(1.3, n) % 5000],
+        "country": np.array([f"c{i}" for i in range(60)], object)[rng.integers(0, 60, n)],
+        "device": np.array(["ios", "android", "web", "pos", "atm", "tv", "watch", "other"], object)[
+            rng.integers(0, 8, n)
+        ],
+    }
     for name in CATEGORICAL:
         cat[name][rng.random(n) < 0.01] = None
     return pd.DataFrame({**cols, **cat})
@@ -79,7 +86,7 @@ def python_loop(records: list[dict], bits: int) -> tuple[np.ndarray, np.ndarray]
             m2[c] += delta * (x - mean[c])
             var = m2[c] / count[c]
             h = mmh3.hash(c, 0, signed=False)
-            z = (x - mean[c]) / var ** 0.5 if var > 0 else 0.0
+            z = (x - mean[c]) / var**0.5 if var > 0 else 0.0
             row[h & mask] = row.get(h & mask, 0.0) + (z if h < 2**31 else -z)
         for c in CATEGORICAL:
             v = rec[c]
@@ -108,7 +115,7 @@ def main() -> None:
     df = frame(args.rows)
     table = pa.Table.from_pandas(df, preserve_index=False)
     records = df.astype(object).where(df.notna(), None).to_dict("records")
-    for r in records:                       # numeric missing values as NaN floats, as the loop expects
+    for r in records:  # numeric missing values as NaN floats, as the loop expects
         for c in NUMERIC:
             r[c] = np.nan if r[c] is None else float(r[c])
     n = args.rows
@@ -116,9 +123,11 @@ def main() -> None:
     def encoder(bits=18):
         return TableEncoder(NUMERIC, CATEGORICAL, bits=bits)
 
-    print(f"{n} rows: {len(NUMERIC)} numeric + {len(CATEGORICAL)} categorical columns "
-          f"(merchant {df['merchant'].nunique()}, country {df['country'].nunique()}, device "
-          f"{df['device'].nunique()} values); best of {args.repeats}")
+    print(
+        f"{n} rows: {len(NUMERIC)} numeric + {len(CATEGORICAL)} categorical columns "
+        f"(merchant {df['merchant'].nunique()}, country {df['country'].nunique()}, device "
+        f"{df['device'].nunique()} values); best of {args.repeats}"
+    )
     rows = []
     for name, source in (("pandas DataFrame", df), ("pyarrow Table", table), ("list of dict records", records)):
         rows.append((f"fit_transform, {name}", best_of(args.repeats, lambda s=source: encoder().fit_transform(s)), n))
@@ -126,8 +135,13 @@ def main() -> None:
     fitted.fit_transform(df)
     rows.append(("transform (no update), pandas DataFrame", best_of(args.repeats, lambda: fitted.transform(df)), n))
     for bits in (10, 24):
-        rows.append((f"fit_transform, pandas DataFrame, bits={bits}",
-                     best_of(args.repeats, lambda b=bits: encoder(b).fit_transform(df)), n))
+        rows.append(
+            (
+                f"fit_transform, pandas DataFrame, bits={bits}",
+                best_of(args.repeats, lambda b=bits: encoder(b).fit_transform(df)),
+                n,
+            )
+        )
     loop_n = min(args.loop_rows, n)
     loop = best_of(1, lambda: python_loop(records[:loop_n], 18))
     rows.append((f"baseline: per-row Python loop (first {loop_n} rows)", loop, loop_n))
@@ -136,16 +150,23 @@ def main() -> None:
 
         strings = [[f"{c}={r[c]}" for c in CATEGORICAL if r[c] is not None] for r in records]
         hasher = FeatureHasher(n_features=2**18, input_type="string")
-        rows.append(("baseline: scikit-learn FeatureHasher, categorical only",
-                     best_of(args.repeats, lambda: hasher.transform(strings)), n))
+        rows.append(
+            (
+                "baseline: scikit-learn FeatureHasher, categorical only",
+                best_of(args.repeats, lambda: hasher.transform(strings)),
+                n,
+            )
+        )
     except ImportError:
         print("scikit-learn not installed: its FeatureHasher baseline is skipped")
 
     ref = rows[0][2] / rows[0][1][0]
     loop_rate = next(r[2] / r[1][0] for r in rows if r[0].startswith("baseline: per-row"))
     width = max(len(r[0]) for r in rows)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall-clock times include the "
-          "machine's other work; CPU seconds do not)")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall-clock times include the "
+        "machine's other work; CPU seconds do not)"
+    )
     print(f"{'':{width}}  {'seconds':>8}  {'rows/s':>12}  {'× Python loop':>13}  {'CPU rows/s':>12}")
     for label, (seconds, cpu), count in rows:
         rate = count / seconds
@@ -156,14 +177,16 @@ def main() -> None:
     enc.fit_transform(records[:1000])
     lat = []
     start_cpu = time.process_time()
-    for rec in records[1000:1000 + args.events]:
+    for rec in records[1000 : 1000 + args.events]:
         start = time.perf_counter()
         enc.fit_transform([rec])
         lat.append(time.perf_counter() - start)
     cpu = (time.process_time() - start_cpu) / len(lat) * 1e6
     lat = np.array(lat) * 1e6
-    print(f"one record per call ({len(lat)} calls): median {np.median(lat):.1f} µs, p99 "
-          f"{np.percentile(lat, 99):.1f} µs, mean CPU {cpu:.1f} µs (pandas frame rows/s above: {ref:,.0f})")
+    print(
+        f"one record per call ({len(lat)} calls): median {np.median(lat):.1f} µs, p99 "
+        f"{np.percentile(lat, 99):.1f} µs, mean CPU {cpu:.1f} µs (pandas frame rows/s above: {ref:,.0f})"
+    )
 
     # the encoder's rows are the loop's: same slots, values equal to float32 rounding
     enc_rows = encoder().fit_transform(records[:loop_n])

@@ -22,7 +22,7 @@ change by a 0/1 mask, which vmaps and costs no extra pass over the state.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -107,6 +107,7 @@ def _check_static(owner: str, f: dataclasses.Field, value: Any) -> None:
     float."""
     options = f.metadata.get("options", ())
     if options:
+
         def same(o) -> bool:  # equal, and both flags or both not (1 is not True)
             return isinstance(value, (bool, np.bool_)) == isinstance(o, bool) and bool(value == o)
 
@@ -122,12 +123,15 @@ def _check_static(owner: str, f: dataclasses.Field, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{owner}: {f.name} must be a non-negative integer, got {value!r}")
     elif isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value)
+        ):
             raise ValueError(f"{owner}: {f.name} must be a finite real number, got {value!r}")
 
 
-def check_hyperparameters(obj: "Configurable") -> None:
+def check_hyperparameters(obj: Configurable) -> None:
     """Refuses, before a run, a hyperparameter that is not a real number or array of them (``None``, an object).
 
     The constructor cannot refuse these itself: JAX rebuilds learners with placeholders while tracing.
@@ -135,14 +139,20 @@ def check_hyperparameters(obj: "Configurable") -> None:
     for name, value in obj.hyperparameters().items():
         if isinstance(value, jax.core.Tracer):
             continue
-        if not isinstance(value, (int, float, np.integer, np.floating, np.ndarray, jax.Array)) \
-                or isinstance(value, bool) or np.asarray(value).dtype.kind not in _REAL_KINDS:
-            raise TypeError(f"{type(obj).__name__}: {name} must be a real number or an array of real numbers, "
-                            f"got {value!r}")
+        if (
+            not isinstance(value, (int, float, np.integer, np.floating, np.ndarray, jax.Array))
+            or isinstance(value, bool)
+            or np.asarray(value).dtype.kind not in _REAL_KINDS
+        ):
+            raise TypeError(
+                f"{type(obj).__name__}: {name} must be a real number or an array of real numbers, got {value!r}"
+            )
 
 
 class Configurable:
     """Validation and access shared by learners and objectives (frozen pytree dataclasses)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -156,8 +166,9 @@ class Configurable:
                 try:
                     grid = np.asarray(value)
                 except ValueError:
-                    raise ValueError(f"{owner}: {f.name} must be a rectangular array of numbers, "
-                                     f"got {value!r}") from None
+                    raise ValueError(
+                        f"{owner}: {f.name} must be a rectangular array of numbers, got {value!r}"
+                    ) from None
                 _refuse_non_real(owner, f.name, grid)
                 value = grid.astype(np.float64)
                 object.__setattr__(self, f.name, value)
@@ -179,33 +190,41 @@ class Configurable:
         """The static choices by name."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.metadata.get("static")}
 
-    def replace(self, **changes: Any) -> "Configurable":
+    def replace(self, **changes: Any) -> Configurable:
         return dataclasses.replace(self, **changes)
 
 
-class Learner(Configurable):
-    """Base of every learner.
+#: The state of a learner: a NamedTuple of arrays (a pytree).
+StateT = TypeVar("StateT")
+
+
+class Learner(Configurable, Generic[StateT]):
+    """Base of every learner; ``Learner[S]`` is a learner whose state type is ``S``.
 
     Subclasses are declared with :func:`pytree_dataclass`, define ``init`` and ``step``, and, for linear
-    models, keep their weight vector in the state field named by ``weights_field``.
+    models, keep their weight vector in the state field named by ``weights_field``. Their float
+    hyperparameters are typed ``ArrayLike`` (a number, or an array of values that makes a grid).
     """
 
     weights_field: ClassVar[str] = "w"
-    #: True when ``step`` accepts a :class:`jcsol.linalg.SparseVector` row and costs O(nnz) on it.
-    sparse_steps: ClassVar[bool] = False
+
+    @property
+    def sparse_steps(self) -> bool:
+        """True when ``step`` accepts a :class:`jcsol.linalg.SparseVector` row and costs O(nnz) on it."""
+        return False
 
     # -- the contract -----------------------------------------------------------------------------------
-    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> NamedTuple:
+    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> StateT:
         raise NotImplementedError
 
-    def step(self, state: NamedTuple, example: Example) -> tuple[NamedTuple, StepInfo]:
+    def step(self, state: StateT, example: Example) -> tuple[StateT, StepInfo]:
         raise NotImplementedError
 
-    def weights(self, state: NamedTuple) -> jax.Array:
+    def weights(self, state: StateT) -> jax.Array:
         """The linear predictor ``w`` (or the mean ``μ``) of a state."""
         return getattr(state, self.weights_field)
 
-    def score(self, state: NamedTuple, X: jax.Array) -> jax.Array:
+    def score(self, state: StateT, X: jax.Array) -> jax.Array:
         """Scores ``X @ w`` of held-out dense rows ``X`` (shape ``(n, d)``) under the one model in ``state``.
 
         For the states of many runs at once, use :meth:`jcsol.Result.score`.
@@ -222,9 +241,13 @@ class Learner(Configurable):
         return "use fewer runs (permutations × grid points)"
 
 
-def pytree_dataclass(cls: type) -> type:
+_C = TypeVar("_C", bound=type)
+
+
+@dataclass_transform(frozen_default=True)
+def pytree_dataclass(cls: _C) -> _C:
     """Class decorator: a frozen dataclass registered as a pytree, hyperparameters as leaves."""
-    cls = dataclasses.dataclass(frozen=True)(cls)
+    cls = cast(_C, dataclasses.dataclass(frozen=True)(cls))
     fields = dataclasses.fields(cls)
     jax.tree_util.register_dataclass(
         cls,

@@ -7,14 +7,21 @@ over all of that metadata and the arrays, so no field can change without the che
 written to a temporary file, flushed, and renamed over the old one, so a run killed at any moment leaves
 either the previous checkpoint or the new one, never a torn file.
 
+A run over several processes (:mod:`jcsol.distributed`) writes one share per process instead, each holding
+that process's runs and the process layout (:func:`save_share`, :func:`load_share`); a checkpoint is resumed
+only by the layout that wrote it, and every other layout is refused with the reason.
+A one-process checkpoint holds every run, unpadded: it resumes in one process on any number of devices.
+
 Format 2 (this one) put the metadata inside the digest; checkpoints of format 1 are refused, not misread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -54,28 +61,46 @@ def check_checkpoint_path(path: str | os.PathLike) -> str:
     return path
 
 
-def save_checkpoint(path: str | os.PathLike, fingerprint: str, chunks_done: int, n_chunks: int,
-                    leaves: list[np.ndarray]) -> None:
+def save_checkpoint(
+    path: str | os.PathLike, fingerprint: str, chunks_done: int, n_chunks: int, leaves: list[np.ndarray]
+) -> None:
     """Writes the carry ``leaves`` after ``chunks_done`` of ``n_chunks`` chunks, atomically."""
-    path = os.fspath(path)
-    leaves = [np.asarray(a) for a in leaves]
-    meta = {"format": FORMAT, "fingerprint": fingerprint, "chunks_done": int(chunks_done), "n_chunks": int(n_chunks),
-            "n_leaves": len(leaves)}
-    meta["digest"] = _digest(meta, leaves)
-    with atomic_write(path) as fh:
-        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                 **{f"leaf_{i}": a for i, a in enumerate(leaves)})
+    _write(
+        os.fspath(path),
+        {"fingerprint": fingerprint, "chunks_done": int(chunks_done), "n_chunks": int(n_chunks)},
+        leaves,
+    )
 
 
 def load_checkpoint(path: str | os.PathLike, fingerprint: str, n_chunks: int) -> tuple[int, list[np.ndarray]] | None:
     """``(chunks_done, leaves)`` from the checkpoint at ``path``, ``None`` if there is none.
 
     Raises:
-        CheckpointError: the file is unreadable or corrupted, of another format, or written by a different run.
+        CheckpointError: the file is unreadable or corrupted, of another format, or written by a different run
+            (or by several processes: see :func:`load_share`).
     """
     path = os.fspath(path)
     if not os.path.exists(path):
+        _refuse_other_layouts(path, 1)
         return None
+    meta, leaves = _read(path)
+    return _check_run(path, meta, fingerprint, n_chunks), leaves
+
+
+def _write(path: str, fields: dict, leaves: list[np.ndarray]) -> None:
+    leaves = [np.asarray(a) for a in leaves]
+    meta = {"format": FORMAT, **fields, "n_leaves": len(leaves)}
+    meta["digest"] = _digest(meta, leaves)
+    with atomic_write(path) as fh:
+        np.savez(
+            fh,
+            meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+            **{f"leaf_{i}": a for i, a in enumerate(leaves)},  # type: ignore[arg-type]  # arrays, not allow_pickle
+        )
+
+
+def _read(path: str) -> tuple[dict, list[np.ndarray]]:
+    """The metadata and leaves of the checkpoint file at ``path``, checked against their digest."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(archive["meta"].tobytes().decode())
@@ -86,20 +111,123 @@ def load_checkpoint(path: str | os.PathLike, fingerprint: str, n_chunks: int) ->
                 raise ValueError(f"n_leaves is {n_leaves!r}")
             leaves = [archive[f"leaf_{i}"] for i in range(n_leaves)]
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as err:
-        raise CheckpointError(f"checkpoint {path} is unreadable or corrupted ({err}); "
-                              "delete it to start over") from None
+        raise CheckpointError(
+            f"checkpoint {path} is unreadable or corrupted ({err}); delete it to start over"
+        ) from None
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"checkpoint {path} has format {meta.get('format')!r}, this version of jcsol reads "
-                              f"format {FORMAT} (older checkpoints did not cover all their fields with their digest); "
-                              "delete it to start over")
+        raise CheckpointError(
+            f"checkpoint {path} has format {meta.get('format')!r}, this version of jcsol reads "
+            f"format {FORMAT} (older checkpoints did not cover all their fields with their digest); "
+            "delete it to start over"
+        )
     if meta.get("digest") != _digest(meta, leaves):
-        raise CheckpointError(f"checkpoint {path} is corrupted (its arrays and fields do not match their SHA-256); "
-                              "delete it to start over")
+        raise CheckpointError(
+            f"checkpoint {path} is corrupted (its arrays and fields do not match their SHA-256); "
+            "delete it to start over"
+        )
+    return meta, leaves
+
+
+def _check_run(path: str, meta: dict, fingerprint: str, n_chunks: int) -> int:
+    """The chunks done that ``meta`` records, after checking it was written by this very run."""
     if meta.get("fingerprint") != fingerprint or meta.get("n_chunks") != n_chunks:
         raise CheckpointError(
             f"checkpoint {path} was written by a different run (the learner, objective, data, costs, permutations, "
-            "key, dtype, curve points or chunk size differ); use another path or delete it")
+            "key, dtype, curve points or chunk size differ); use another path or delete it"
+        )
     done = meta.get("chunks_done")
     if isinstance(done, bool) or not isinstance(done, int) or not 1 <= done <= n_chunks:
         raise CheckpointError(f"checkpoint {path}: chunks_done={done!r} is not in [1, {n_chunks}]; delete it")
-    return done, leaves
+    return done
+
+
+# A run over several processes keeps one checkpoint share per process: PATH.<process>-of-<processes> holds that
+# process's runs after the latest checkpointed chunk, PATH.<process>-of-<processes>.previous after the one
+# before. The processes write their shares for the same chunk (they meet after every chunk), so a kill at any
+# moment leaves, on every process, the latest or the previous share of one chunk they all hold.
+
+_SHARE = re.compile(r"\.(\d+)-of-(\d+)(\.previous)?$")
+PREVIOUS = ".previous"
+
+
+def share_path(path: str | os.PathLike, process: int, n_processes: int) -> str:
+    """The file of process ``process``'s share of the checkpoint ``path`` of a run over ``n_processes``."""
+    return f"{os.fspath(path)}.{process}-of-{n_processes}"
+
+
+def save_share(
+    path: str | os.PathLike,
+    fingerprint: str,
+    chunks_done: int,
+    n_chunks: int,
+    leaves: list[np.ndarray],
+    *,
+    layout: dict,
+) -> None:
+    """Writes this process's share (``layout["process"]`` of ``layout["processes"]``) of the carry after
+    ``chunks_done`` chunks, atomically; the share it replaces becomes the previous one."""
+    target = share_path(path, layout["process"], layout["processes"])
+    if os.path.exists(target):
+        os.replace(target, target + PREVIOUS)
+    _write(
+        target,
+        {"fingerprint": fingerprint, "chunks_done": int(chunks_done), "n_chunks": int(n_chunks), "layout": layout},
+        leaves,
+    )
+
+
+def load_share(
+    path: str | os.PathLike, fingerprint: str, n_chunks: int, *, layout: dict
+) -> dict[int, list[np.ndarray]]:
+    """This process's shares of the checkpoint ``path``: ``{chunks_done: leaves}`` for its latest and previous
+    share (empty when it has none).
+
+    Raises:
+        CheckpointError: a share is unreadable, corrupted or of a different run, or the checkpoint was written
+            by another number of processes, or with other devices per process.
+    """
+    path = os.fspath(path)
+    _refuse_other_layouts(path, layout["processes"])
+    target = share_path(path, layout["process"], layout["processes"])
+    found = {}
+    for name in (target, target + PREVIOUS):
+        if not os.path.exists(name):
+            continue
+        meta, leaves = _read(name)
+        theirs = meta.get("layout")
+        if theirs != layout:
+            raise CheckpointError(
+                f"checkpoint {name} was written with another process layout ({_describe(theirs)}) than this run's "
+                f"({_describe(layout)}): restart with the layout that wrote it, or delete {path}.* to start over"
+            )
+        found[_check_run(name, meta, fingerprint, n_chunks)] = leaves
+    return found
+
+
+def _describe(layout) -> str:
+    if not isinstance(layout, dict):
+        return "unknown"
+    return (
+        f"{layout.get('processes')} processes with {layout.get('devices')} devices, runs {layout.get('runs')} "
+        f"of {layout.get('padded_runs')} on process {layout.get('process')}"
+    )
+
+
+def _refuse_other_layouts(path: str, n_processes: int) -> None:
+    """Refuses a checkpoint at ``path`` written by another number of processes than ``n_processes``."""
+    counts = set()
+    if n_processes != 1 and os.path.exists(path):
+        counts.add(1)
+    folder, base = os.path.split(os.path.abspath(path))
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            match = _SHARE.match(name[len(base) :]) if name.startswith(base) else None
+            if match and int(match.group(2)) != n_processes:
+                counts.add(int(match.group(2)))
+    if counts:
+        written = " and ".join(f"{n} process{'es' if n > 1 else ''}" for n in sorted(counts))
+        raise CheckpointError(
+            f"checkpoint {path} was written by a run over {written}, and this run has {n_processes}: a run resumes "
+            "only with the process layout that wrote its checkpoint (its runs are split by process); restart with "
+            f"that many processes, or delete {path} and {path}.* to start over"
+        )

@@ -9,8 +9,9 @@ once it has) and only when nothing else chose the count: neither ``jax_num_cpu_d
 count (``1`` keeps JAX's default of one device). Other JAX code in the process is unaffected (its default
 device stays ``cpu:0``) except that ``jax.devices("cpu")`` lists one device per core.
 
-Several hosts: start each with ``jax.distributed.initialize()``; each host then runs its share of the
-permutations on its local devices.
+Several hosts: start each process with :func:`jcsol.distributed.initialize` and make the same call of
+:func:`jcsol.run` in each; the runs are laid over the devices of every process, and every process returns the
+whole result (``docs/distributed.md``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def use_cpu_cores(n: int | None = None) -> int:
         raise ValueError(f"use_cpu_cores needs n >= 1, got {n}")
     if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
         return len(jax.devices("cpu"))
-    if jax.config.jax_num_cpu_devices == n and _backends_started():
+    if jax.config.jax_num_cpu_devices == n and _backends_started():  # type: ignore[attr-defined]  # a dynamic flag
         return len(jax.devices("cpu"))
     try:
         jax.config.update("jax_num_cpu_devices", n)
@@ -73,12 +74,17 @@ def configure_cpu_devices_on_import() -> None:
             raise ValueError(f"{ENV_CPU_DEVICES} must be a whole number >= 1, got {wanted!r}") from None
     else:
         n = cpu_cores()
-    chosen_elsewhere = (jax.config.jax_num_cpu_devices not in (-1, None)
-                        or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""))
+    chosen_elsewhere = (
+        jax.config.jax_num_cpu_devices not in (-1, None)  # type: ignore[attr-defined]  # a dynamic flag
+        or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+    )
     if chosen_elsewhere or _backends_started():
         if wanted and not chosen_elsewhere:
-            warnings.warn(f"{ENV_CPU_DEVICES}={wanted} is ignored: JAX started before jcsol was imported",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"{ENV_CPU_DEVICES}={wanted} is ignored: JAX started before jcsol was imported",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return
     if n > 1:
         try:

@@ -3,7 +3,8 @@
 A *run* is one pass of a learner over one ordering of the stream. :func:`run` executes all runs of a
 protocol at once — every point of the hyperparameter grid times every permutation — as one compiled
 ``lax.scan`` over rounds, vmapped over grid points (inner) and permutations (outer), the permutation axis
-split over the local devices. Rows are gathered by index at each round (``X[idx[t]]``): no permuted copy of
+split over the local devices, or over the devices of every process of a distributed run
+(:mod:`jcsol.distributed`). Rows are gathered by index at each round (``X[idx[t]]``): no permuted copy of
 ``X`` is ever made. Confusion counts are carried through the scan and online curves are sampled at
 ``curve_points`` rounds, so memory does not grow with the length of the stream times the number of runs.
 
@@ -25,7 +26,8 @@ import os
 import sys
 import time
 import warnings
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple, overload
 
 import jax
 import jax.numpy as jnp
@@ -33,8 +35,11 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 from .base import Example, Learner, check_hyperparameters
-from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .checkpoint import CheckpointError, load_checkpoint, load_share, save_checkpoint, save_share
+from .compiled import CompiledCache
 from .datasets.rowstore import RowStore
+from .distributed import Spread, global_devices
+from .grids import check_grid
 from .linalg import SparseVector, densify
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
@@ -43,8 +48,7 @@ from .stream import SparseRows, check_costs, check_labels, check_run_options, ch
 from .watchdog import resolve_timeout, watch
 
 DEFAULT_CHUNK = 16384
-_COMPILED: dict[Any, Any] = {}
-_TRACES = 0
+_COMPILED: CompiledCache[Any] = CompiledCache()
 
 
 class ChunkDone(NamedTuple):
@@ -53,19 +57,75 @@ class ChunkDone(NamedTuple):
     chunks_done: int
     n_chunks: int
     rounds_done: int
-    states: Any  # learner states of every run, leading axes grid_shape + (P,)
+    states: Any  # learner states of every run, leading axes grid_shape + (P,); None off process 0 with gather="first"
 
 
-def trace_count() -> int:
-    """How many times the engine has traced its computation (a new trace means a new compilation)."""
-    return _TRACES
+@overload
+def run(
+    learner: Learner,
+    X,
+    y,
+    *,
+    perms=20,
+    objective: Objective | None = None,
+    costs=None,
+    key: int | jax.Array = 0,
+    curve_points: int = 0,
+    record_scores: bool = False,
+    dtype: str | np.dtype | None = None,
+    chunk_size: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 1,
+    progress: bool | None = None,
+    on_chunk: Callable[[ChunkDone], None] | None = None,
+    stall_timeout: float | str | None = "auto",
+    gather: Literal["all"] = "all",
+) -> Result: ...
 
 
-def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None, costs=None,
-        key: int | jax.Array = 0, curve_points: int = 0, record_scores: bool = False, dtype: str | np.dtype | None = None, chunk_size: int | None = None,
-        checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
-        progress: bool | None = None, on_chunk: Callable[["ChunkDone"], None] | None = None,
-        stall_timeout: float | str | None = "auto") -> Result:
+@overload
+def run(
+    learner: Learner,
+    X,
+    y,
+    *,
+    perms=20,
+    objective: Objective | None = None,
+    costs=None,
+    key: int | jax.Array = 0,
+    curve_points: int = 0,
+    record_scores: bool = False,
+    dtype: str | np.dtype | None = None,
+    chunk_size: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 1,
+    progress: bool | None = None,
+    on_chunk: Callable[[ChunkDone], None] | None = None,
+    stall_timeout: float | str | None = "auto",
+    gather: str,
+) -> Result | None: ...
+
+
+def run(
+    learner: Learner,
+    X,
+    y,
+    *,
+    perms=20,
+    objective: Objective | None = None,
+    costs=None,
+    key: int | jax.Array = 0,
+    curve_points: int = 0,
+    record_scores: bool = False,
+    dtype: str | np.dtype | None = None,
+    chunk_size: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 1,
+    progress: bool | None = None,
+    on_chunk: Callable[[ChunkDone], None] | None = None,
+    stall_timeout: float | str | None = "auto",
+    gather: str = "all",
+) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
     Args:
@@ -91,9 +151,12 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         chunk_size: rounds per compiled scan (default: 16384); the carry passes from chunk to chunk, and
             the result is bit-identical whatever the chunk size.
         checkpoint: a file where the carry is saved (atomically) every ``checkpoint_every`` chunks; when the
-            file exists, the run resumes from it — after checking it belongs to this very run.
-        progress: show a progress line on stderr (default: when stderr is a terminal and there are
-            several chunks).
+            file exists, the run resumes from it — after checking it belongs to this very run. Over several
+            processes, each writes its share to ``PATH.<process>-of-<processes>`` and a resume needs the same
+            process layout (``docs/distributed.md``).
+        progress: show a progress bar of the rounds (``tqdm``: on stderr, or a widget in a notebook); by
+            default shown when there are several chunks and stderr is a terminal or the code runs in a
+            Jupyter/IPython kernel.
         on_chunk: called with a :class:`ChunkDone` after each chunk (and its checkpoint): progress, and the
             learner states of every run at that point.
         stall_timeout: seconds a chunk may go without progress before the run ends with
@@ -101,19 +164,35 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
             resume). On the CPU, progress is the process doing work (see :mod:`jcsol.watchdog`), so a slow chunk
             never trips it, a deadlocked one does; on an accelerator, the chunk finishing. ``"auto"`` (default):
             300 s on the CPU, no limit on accelerators; ``None``: no limit.
+        gather: where the result of a run over several processes is gathered: ``"all"`` (default) gives every
+            process the same whole :class:`jcsol.Result`; ``"first"`` gives it to process 0 only, and every other
+            process returns ``None`` (and its ``on_chunk`` receives ``states=None``), for results too large to
+            hold in every process. In one process, both return the result.
 
     Returns:
-        A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)``.
+        A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)`` (``None`` on the
+        processes other than 0 with ``gather="first"``).
     """
     objective = Sum() if objective is None else objective
     if not isinstance(learner, Learner):
         raise TypeError(f"learner must be a jcsol learner, got {type(learner).__name__}")
     if not isinstance(objective, Objective):
         raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
-    check_hyperparameters(learner), check_hyperparameters(objective)
-    checkpoint = check_run_options(key=key, curve_points=curve_points, record_scores=record_scores,
-                                   chunk_size=chunk_size, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                   progress=progress, on_chunk=on_chunk)
+    check_hyperparameters(learner)
+    check_hyperparameters(objective)
+    check_grid(learner, objective)
+    if gather not in ("all", "first"):
+        raise ValueError(f'gather must be "all" or "first", got {gather!r}')
+    checkpoint = check_run_options(
+        key=key,
+        curve_points=curve_points,
+        record_scores=record_scores,
+        chunk_size=chunk_size,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        progress=progress,
+        on_chunk=on_chunk,
+    )
     platform = jax.local_devices()[0].platform
     stall_after = resolve_timeout(stall_timeout, platform)
     store = X if isinstance(X, RowStore) else None
@@ -139,7 +218,7 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
         )
     d = X.shape[1]
     grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
-    _check_memory(learner, d, math.prod(grid_shape) * n_perm, dtype)
+    _check_memory(learner, d, math.prod(grid_shape) * _runs_here(n_perm), dtype)
 
     n_curve = int(curve_points)
     if not 0 <= n_curve <= length:
@@ -155,66 +234,144 @@ def run(learner: Learner, X, y, *, perms=20, objective: Objective | None = None,
     devices = _devices_for(n_perm)
     n_devices = len(devices)
     n_runs_per_device = math.prod(grid_shape) * (-(-n_perm // n_devices))
-    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), idx, n_pos, n_neg),
-                                                   n_devices)
+    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), idx, n_pos, n_neg), n_devices)
+    spread = (
+        Spread(devices, idx_padded.shape[0], timeout=stall_after, on_cpu=platform == "cpu")
+        if jax.process_count() > 1
+        else None
+    )
+    everywhere = gather == "all" or spread is None or spread.process == 0
     chunks = (_ResidentChunks if store is None else _StoredChunks)(
-        store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype)
-    shared = jax.device_put((flat_learner, flat_objective))
-    n_runs = jax.device_put((n_pos_d, n_neg_d))
-    fingerprint = (_fingerprint(learner, objective, store.fingerprint if store is not None else X,
-                                y if costs is None else (y, costs), idx, dtype, n_curve, chunk, init_key)
-                   if checkpoint is not None else None)
-    restored = load_checkpoint(checkpoint, fingerprint, n_chunks) if checkpoint is not None else None
+        store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype, spread
+    )
+    if spread is None:
+        shared = jax.device_put((flat_learner, flat_objective))
+        n_runs = jax.device_put((n_pos_d, n_neg_d))
+    else:  # every input a global array: each process places its own devices' part
+        shared, n_runs = spread.whole((flat_learner, flat_objective)), spread.split((n_pos_d, n_neg_d))
+        keys = spread.split(keys)
+    fingerprint = (
+        _fingerprint(
+            learner,
+            objective,
+            store.fingerprint if store is not None else X,
+            y if costs is None else (y, costs),
+            idx,
+            dtype,
+            n_curve,
+            chunk,
+            init_key,
+        )
+        if checkpoint is not None or spread is not None
+        else ""
+    )  # "": nothing compares it
+    if spread is not None:
+        spread.same_call(
+            fingerprint,
+            record_scores=record_scores,
+            on_chunk=on_chunk is not None,
+            checkpoint_every=checkpoint_every if checkpoint is not None else 0,
+            gather=gather == "first",
+        )
+    if checkpoint is None:
+        restored = None
+    elif spread is None:
+        restored = load_checkpoint(checkpoint, fingerprint, n_chunks)
+    else:
+        restored = _resume_point(spread, checkpoint, fingerprint, n_chunks)
     if restored is not None and record_scores:
-        raise ValueError(f"record_scores needs every round of the run, but checkpoint {checkpoint} resumes it after "
-                         f"{restored[0]} chunks; delete the checkpoint or leave out record_scores")
+        raise ValueError(
+            f"record_scores needs every round of the run, but checkpoint {checkpoint} resumes it after "
+            f"{restored[0]} chunks; delete the checkpoint or leave out record_scores"
+        )
     first = 0 if restored is None else restored[0]
     saved = first if checkpoint is not None else None  # chunks the checkpoint on disk holds
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
-    init_fn, carry_shape, time_compile = _compiled_init(shared[0], keys, n_grid=math.prod(grid_shape),
-                                                        n_curve=n_curve, d=d, dtype=dtype, devices=devices)
+    init_fn, carry_shape, time_compile = _compiled_init(
+        shared[0], keys, n_grid=math.prod(grid_shape), n_curve=n_curve, d=d, dtype=dtype, devices=devices
+    )
     if restored is None:
-        carry = init_fn(flat_learner, keys)
-    else:
+        carry = init_fn(shared[0], keys)
+    elif spread is None:
         carry = _restore_carry(carry_shape, restored[1], n_perm, n_devices, checkpoint)
-    show = _Progress(n_chunks, first, length, chunk, enabled=progress)
-    time_run, scores = 0.0, []
+    else:
+        carry = spread.from_local(carry_shape, restored[1])
+    show = _Progress(n_chunks, first, length, chunk, enabled=progress, name=learner.name)
+    time_run, chunk_scores_seen = 0.0, []
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
         data, order = pending if k == first else chunks.get(k)
-        args = (*shared, data, *n_runs, order, slots[window])
+        args = (*shared, data, *n_runs, order, slots[window] if spread is None else spread.whole(slots[window]))
         advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices)
         time_compile += seconds
         start = time.perf_counter()
-        carry, chunk_scores = watch(functools.partial(_advance_blocking, advance_fn, carry, args),
-                                    timeout=stall_after, on_cpu=platform == "cpu",
-                                    describe=functools.partial(_stalled, k, n_chunks, chunk, length, devices,
-                                                               n_runs_per_device, learner, d, checkpoint, saved))
+        carry, chunk_scores = watch(
+            functools.partial(_advance_blocking, advance_fn, carry, args),
+            timeout=stall_after,
+            on_cpu=platform == "cpu",
+            describe=functools.partial(
+                _stalled, k, n_chunks, chunk, length, devices, n_runs_per_device, learner, d, checkpoint, saved
+            ),
+        )
         time_run += time.perf_counter() - start
         if record_scores:
-            scores.append(np.asarray(chunk_scores)[:n_perm])
+            chunk_scores_seen.append(
+                np.asarray(chunk_scores)
+                if spread is None
+                else spread.gather(chunk_scores, f"gathering the scores of chunk {k + 1}", everywhere=everywhere)
+            )
         if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
-            save_checkpoint(checkpoint, fingerprint, k + 1, n_chunks,
-                            [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)])
+            if spread is None:
+                save_checkpoint(
+                    checkpoint, fingerprint, k + 1, n_chunks, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)]
+                )
+            else:
+                save_share(checkpoint, fingerprint, k + 1, n_chunks, spread.local(carry), layout=spread.layout())
             saved = k + 1
+        if spread is not None:  # no process starts a chunk before all saved the last: their shares stay in step
+            spread.barrier(k + 1, f"the end of chunk {k + 1} of {n_chunks}")
         show.update(k + 1)
         if on_chunk is not None:
-            on_chunk(ChunkDone(k + 1, n_chunks, min((k + 1) * chunk, length),
-                               _grid_major(carry.state, grid_shape, n_perm)))
+            states = (
+                carry.state
+                if spread is None
+                else spread.gather(carry.state, f"gathering the states of chunk {k + 1}", everywhere=everywhere)
+            )
+            on_chunk(
+                ChunkDone(
+                    k + 1,
+                    n_chunks,
+                    min((k + 1) * chunk, length),
+                    None if states is None else _grid_major(states, grid_shape, n_perm),
+                )
+            )
     show.close()
 
-    final = _grid_major(carry, grid_shape, n_perm)
+    final = carry if spread is None else spread.gather(carry, "gathering the results", everywhere=everywhere)
+    if not everywhere:
+        return None
+    final = _grid_major(final, grid_shape, n_perm)
+    scores = None
     if record_scores:
-        per_round = np.concatenate(scores, axis=-1)[..., :length] if scores else np.zeros((n_perm, 0, length))
+        pieces = [a[:n_perm] for a in chunk_scores_seen]
+        per_round = np.concatenate(pieces, axis=-1)[..., :length] if pieces else np.zeros((n_perm, 0, length))
         scores = np.swapaxes(per_round, 0, 1).reshape(grid_shape + (n_perm, length))
     _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
     return Result(
-        learner=learner, objective=objective, grid_shape=grid_shape, orders=idx,
-        counts=np.asarray(final.counts), curve=np.asarray(final.curve) if n_curve else None,
-        curve_t=curve_t if n_curve else None, states=final.state,
-        mistake_cost=np.asarray(final.mistake_cost), scores=scores if record_scores else None,
-        time_compile=time_compile, time_run=time_run, resumed_at=min(first * chunk, length),
+        learner=learner,
+        objective=objective,
+        grid_shape=grid_shape,
+        orders=idx,
+        counts=np.asarray(final.counts),
+        curve=np.asarray(final.curve) if n_curve else None,
+        curve_t=curve_t if n_curve else None,
+        states=final.state,
+        mistake_cost=np.asarray(final.mistake_cost),
+        scores=scores,
+        time_compile=time_compile,
+        time_run=time_run,
+        resumed_at=min(first * chunk, length),
     )
 
 
@@ -222,22 +379,37 @@ def _advance_blocking(advance_fn, carry, args):
     return jax.block_until_ready(advance_fn(carry, *args))
 
 
-def _stalled(k: int, n_chunks: int, chunk: int, length: int, devices: tuple, runs_per_device: int, learner,
-             d: int, checkpoint, saved: int | None, timeout: float) -> str:
+def _stalled(
+    k: int,
+    n_chunks: int,
+    chunk: int,
+    length: int,
+    devices: tuple,
+    runs_per_device: int,
+    learner,
+    d: int,
+    checkpoint,
+    saved: int | None,
+    timeout: float,
+) -> str:
     """What :class:`jcsol.StallError` says: the chunk, the device layout, and what can be resumed."""
     kind = devices[0].platform.upper()
-    what = ("the process did no work" if devices[0].platform == "cpu" else "the chunk did not finish")
+    what = "the process did no work" if devices[0].platform == "cpu" else "the chunk did not finish"
     if checkpoint is None:
         resume = "No checkpoint was kept: pass checkpoint=PATH to make a long run resumable."
     elif saved:
-        resume = (f"The checkpoint {checkpoint} holds the first {saved} chunk(s) and is intact: call jcsol.run "
-                  "again with the same arguments to resume from it.")
+        resume = (
+            f"The checkpoint {checkpoint} holds the first {saved} chunk(s) and is intact: call jcsol.run "
+            "again with the same arguments to resume from it."
+        )
     else:
         resume = f"No chunk had finished, so the checkpoint {checkpoint} was not written yet."
-    return (f"{learner.name} (d={d}) stalled in chunk {k + 1} of {n_chunks} (rounds {k * chunk + 1}–"
-            f"{min((k + 1) * chunk, length)} of {length}): {what} for {timeout:g} s, on {len(devices)} {kind} "
-            f"device(s) with {runs_per_device} run(s) each. {resume} Pass stall_timeout=None to wait without "
-            "limit, or a larger number of seconds.")
+    return (
+        f"{learner.name} (d={d}) stalled in chunk {k + 1} of {n_chunks} (rounds {k * chunk + 1}–"
+        f"{min((k + 1) * chunk, length)} of {length}): {what} for {timeout:g} s, on {len(devices)} {kind} "
+        f"device(s) with {runs_per_device} run(s) each. {resume} Pass stall_timeout=None to wait without "
+        "limit, or a larger number of seconds."
+    )
 
 
 def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
@@ -250,22 +422,25 @@ def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
     finite = np.asarray(jnp.isfinite(weights).reshape(n_runs, -1).all(axis=1))  # reduced where the runs are
     diverged = n_runs - int(finite.sum())
     if diverged:
-        warnings.warn(f"{diverged} of {n_runs} runs of {learner.name} ended with non-finite weights (the learner "
-                      "diverged, and a NaN score predicts +1, so their counts are not a classifier's): lower its "
-                      "step size or scale the costs down", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{diverged} of {n_runs} runs of {learner.name} ended with non-finite weights (the learner "
+            "diverged, and a NaN score predicts +1, so their counts are not a classifier's): lower its "
+            "step size or scale the costs down",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int):
     """Carry leaves laid out (permutations, grid points, …) as (grid_shape…, permutations, …), padding dropped."""
-    return jax.tree.map(
-        lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]), tree)
+    return jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]), tree)
 
 
 def _resolve_dtype(dtype) -> np.dtype:
     dtype = np.dtype("float32" if dtype is None else dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if dtype == np.float64 and not jax.config.jax_enable_x64:
+    if dtype == np.float64 and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # a dynamic flag
         raise ValueError('dtype="float64" needs 64-bit JAX: call jax.config.update("jax_enable_x64", True) first')
     return dtype
 
@@ -281,7 +456,9 @@ def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
     if orders.ndim == 1:
         orders = orders[None, :]
     if orders.ndim != 2 or not np.issubdtype(orders.dtype, np.integer):
-        raise ValueError(f"perms must be a count or an integer array of shape (P, L), got {orders.dtype} {orders.shape}")
+        raise ValueError(
+            f"perms must be a count or an integer array of shape (P, L), got {orders.dtype} {orders.shape}"
+        )
     if orders.shape[0] == 0 or orders.shape[1] == 0:
         raise ValueError(f"perms has shape {orders.shape}: every run needs at least one example")
     if orders.min() < 0 or orders.max() >= n:
@@ -297,15 +474,17 @@ def _flatten_grid(learner: Learner, objective: Objective, dtype) -> tuple[tuple[
         grid_shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
     except ValueError:
         shapes = ", ".join(str(a.shape) for a in arrays)
-        raise ValueError(f"hyperparameter arrays of shapes {shapes} do not broadcast to one grid; "
-                         "build product grids with jcsol.grid") from None
+        raise ValueError(
+            f"hyperparameter arrays of shapes {shapes} do not broadcast to one grid; "
+            "build product grids with jcsol.grid"
+        ) from None
     n = math.prod(grid_shape)
     flat = [np.broadcast_to(a, grid_shape).reshape(n) for a in arrays]
     return grid_shape, *jax.tree.unflatten(treedef, flat)
 
 
 def _available_bytes() -> int:
-    device = jax.devices()[0]
+    device = jax.local_devices()[0]
     stats = device.memory_stats() if hasattr(device, "memory_stats") else None
     if stats and "bytes_limit" in stats:
         return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
@@ -341,29 +520,49 @@ def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:
 class _ResidentChunks:
     """Data held on the device whole; each chunk's rounds index into it."""
 
-    def __init__(self, X, y, costs, idx, chunk: int, dtype):
+    def __init__(self, X, y, costs, idx, chunk: int, dtype, spread: Spread | None = None):
         rows = (X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype)
-        self.data = jax.device_put((rows, y.astype(dtype), None if costs is None else costs.astype(dtype)))
-        self.idx, self.chunk = idx, chunk
+        data = (rows, y.astype(dtype), None if costs is None else costs.astype(dtype))
+        self.data = jax.device_put(data) if spread is None else spread.whole(data)
+        self.idx, self.chunk, self.spread = idx, chunk, spread
 
     def get(self, k: int):
-        return self.data, self.idx[:, k * self.chunk:(k + 1) * self.chunk]
+        order = self.idx[:, k * self.chunk : (k + 1) * self.chunk]
+        return self.data, order if self.spread is None else self.spread.split(order)
 
 
 class _StoredChunks:
-    """Data on disk: each chunk reads the rows its rounds need, in the order the runs need them."""
+    """Data on disk: each chunk reads the rows its rounds need, in the order the runs need them.
 
-    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype):
-        self.store, self.idx, self.chunk, self.dtype = store, idx, chunk, dtype
+    Over several processes, each reads only its own runs' rows: the chunk's arrays keep their whole size, so
+    that every device indexes them as in one process, but the other processes' rows stay zero. No device
+    reads them: each run indexes only its own rows.
+    """
+
+    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype, spread: Spread | None = None):
+        self.store, self.idx, self.chunk, self.dtype, self.spread = store, idx, chunk, dtype, spread
         self.y, self.costs = y.astype(dtype), None if costs is None else costs.astype(dtype)
 
     def get(self, k: int):
-        window = self.idx[:, k * self.chunk:(k + 1) * self.chunk]
+        window = self.idx[:, k * self.chunk : (k + 1) * self.chunk]
         rows = window.ravel()
-        indices, values = self.store.take(rows)
-        costs = None if self.costs is None else self.costs[rows]
         local = np.arange(rows.size, dtype=np.int32).reshape(window.shape)
-        return ((indices, values.astype(self.dtype)), self.y[rows], costs), local
+        if self.spread is None:
+            indices, values = self.store.take(rows)
+            costs = None if self.costs is None else self.costs[rows]
+            return ((indices, values.astype(self.dtype)), self.y[rows], costs), local
+        mine = slice(self.spread.runs.start * window.shape[1], self.spread.runs.stop * window.shape[1])
+        indices = np.zeros((rows.size, self.store.width), self.store.indices.dtype)
+        values = np.zeros((rows.size, self.store.width), self.dtype)
+        indices[mine], read = self.store.take(rows[mine])
+        values[mine] = read
+        y = np.zeros(rows.size, self.dtype)
+        y[mine] = self.y[rows[mine]]
+        costs = None
+        if self.costs is not None:
+            costs = np.zeros(rows.size, self.dtype)
+            costs[mine] = self.costs[rows[mine]]
+        return self.spread.whole(((indices, values), y, costs)), self.spread.split(local)
 
 
 def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
@@ -378,32 +577,47 @@ def _restore_carry(shapes, leaves: list[np.ndarray], n_perm: int, n_devices: int
     """The carry saved in a checkpoint (unpadded runs), checked against this run's shapes and padded again."""
     expected = jax.tree.leaves(shapes)
     ok = len(leaves) == len(expected) and all(
-        a.shape == (n_perm,) + e.shape[1:] and a.dtype == e.dtype for a, e in zip(leaves, expected))
+        a.shape == (n_perm,) + e.shape[1:] and a.dtype == e.dtype for a, e in zip(leaves, expected)
+    )
     if not ok:
-        raise CheckpointError(f"checkpoint {path} holds a carry of other shapes than this run's; delete it to start over")
+        raise CheckpointError(
+            f"checkpoint {path} holds a carry of other shapes than this run's; delete it to start over"
+        )
     return jax.device_put(jax.tree.unflatten(jax.tree.structure(shapes), list(_pad_runs(tuple(leaves), n_devices))))
 
 
 class _Progress:
-    """A one-line progress report on stderr, shown for runs of several chunks when stderr is a terminal."""
+    """A progress bar over the rounds of a run (``tqdm.auto``: text on a terminal, a widget in a notebook).
 
-    def __init__(self, n_chunks: int, first: int, length: int, chunk: int, enabled: bool | None):
-        self.n_chunks, self.length, self.chunk = n_chunks, length, chunk
-        self.enabled = (sys.stderr.isatty() and n_chunks > 1) if enabled is None else enabled
-        self.start = time.perf_counter()
-        if self.enabled and first:
-            print(f"resumed at round {first * chunk} of {length}", file=sys.stderr)
+    Shown by default for runs of several chunks when stderr is a terminal or the code runs in a Jupyter or
+    IPython kernel (a notebook, Colab); ``enabled`` True or False forces it on or off.
+    """
+
+    def __init__(self, n_chunks: int, first: int, length: int, chunk: int, enabled: bool | None, name: str):
+        self.length, self.chunk = length, chunk
+        if enabled is None:
+            enabled = n_chunks > 1 and (sys.stderr.isatty() or _in_kernel())
+        enabled = enabled and jax.process_index() == 0  # one bar for a run over several processes
+        self.bar: Any = None  # a tqdm bar
+        if enabled:
+            from tqdm.auto import tqdm  # in a kernel this imports the notebook widgets: only when a bar is shown
+
+            self.bar = tqdm(total=length, initial=min(first * chunk, length), desc=name, unit="round", file=sys.stderr)
 
     def update(self, done: int) -> None:
-        if self.enabled:
-            rounds = min(done * self.chunk, self.length)
-            elapsed = time.perf_counter() - self.start
-            print(f"\rjcsol: round {rounds}/{self.length} ({100 * rounds / self.length:.0f}%), {elapsed:.1f} s",
-                  end="", file=sys.stderr, flush=True)
+        if self.bar is not None:
+            self.bar.update(min(done * self.chunk, self.length) - self.bar.n)
 
     def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _in_kernel() -> bool:
+    """Whether the code runs in a Jupyter or IPython kernel (a notebook, Colab), where stderr is no terminal."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and "IPKernelApp" in shell.config
 
 
 def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key) -> str:
@@ -425,8 +639,53 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int,
 
 
 def _devices_for(n_perm: int) -> tuple:
-    """The local devices a run's permutations are split over: all of them, but no more than permutations."""
-    return tuple(jax.local_devices()[:max(1, min(n_perm, len(jax.local_devices())))])
+    """The devices a run's permutations are split over: in one process, its local devices, but no more than
+    permutations; over several processes, every device of every process (each process must take part).
+
+    The grid is never split: a device runs every grid point of its permutations. The grid points share each
+    round's row, so a learner's products over them are one matrix–vector product whose rounding depends on how
+    many grid points it holds (XLA's CPU kernels take its rows in tiles); splitting the grid would change the
+    last bits of a run's result with the device count, where splitting the permutations does not."""
+    if jax.process_count() > 1:
+        return global_devices()
+    return tuple(jax.local_devices()[: max(1, min(n_perm, len(jax.local_devices())))])
+
+
+def _runs_here(n_perm: int) -> int:
+    """How many of ``n_perm`` permutations this process's devices hold (all of them, in one process)."""
+    if jax.process_count() == 1:
+        return n_perm
+    return -(-n_perm // jax.device_count()) * jax.local_device_count()
+
+
+def _resume_point(spread: Spread, path, fingerprint: str, n_chunks: int) -> tuple[int, list[np.ndarray]] | None:
+    """``(chunks done, this process's leaves)`` of the latest chunk every process holds a checkpoint share of;
+    ``None`` when no process has any. The processes agree on it before any work, or all refuse."""
+    try:
+        found, refusal = load_share(path, fingerprint, n_chunks, layout=spread.layout()), None
+    except CheckpointError as err:
+        found, refusal = {}, err
+    held = sorted(found, reverse=True)
+    table = spread.agree([int(refusal is not None), *(held + [0, 0])[:2]], f"checking checkpoint {path}")
+    if refusal is not None:
+        raise refusal
+    if table[:, 0].any():
+        which = np.flatnonzero(table[:, 0]).tolist()
+        raise CheckpointError(
+            f"checkpoint {path}: process(es) {which} refused their share of it (their error says "
+            "why); every process refuses, so that none starts alone"
+        )
+    held_by = [set(row[1:].tolist()) - {0} for row in table]
+    if not any(held_by):
+        return None
+    common = set.intersection(*held_by)
+    if not common:
+        raise CheckpointError(
+            f"checkpoint {path}: the processes hold shares of different chunks ({[sorted(h) for h in held_by]} "
+            "chunks, by process): shares were deleted, or not written to one folder that every process sees; "
+            f"delete {path}.* to start over"
+        )
+    return max(common), found[max(common)]
 
 
 def _signature(tree, *static) -> tuple:
@@ -446,27 +705,32 @@ def _sharded(fn, devices: tuple, in_specs: tuple):
 def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached."""
     signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices)
-    if signature in _COMPILED:
-        return (*_COMPILED[signature], 0.0)
-    start = time.perf_counter()
-    split, whole = PartitionSpec("runs"), PartitionSpec()
-    init = jax.jit(_sharded(functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices,
-                            (whole, split)))
-    _COMPILED[signature] = (init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys))
-    return (*_COMPILED[signature], time.perf_counter() - start)
+
+    def build():
+        split, whole = PartitionSpec("runs"), PartitionSpec()
+        init = jax.jit(
+            _sharded(
+                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices, (whole, split)
+            )
+        )
+        return init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys)
+
+    (compiled, carry_shape), seconds = _COMPILED.get_or_build(signature, build)
+    return compiled, carry_shape, seconds
 
 
 def _compiled_advance(carry_shape, args, *, d: int, devices: tuple):
     """``(advance, compile seconds)`` for a chunk of these shapes, compiled once per signature and cached."""
     signature = _signature((carry_shape, args), "advance", d, devices)
-    if signature in _COMPILED:
-        return _COMPILED[signature], 0.0
-    start = time.perf_counter()
-    split, whole = PartitionSpec("runs"), PartitionSpec()
-    advance = _sharded(functools.partial(_advance_impl, d=d), devices,
-                       (split,) + (whole,) * 3 + (split,) * 3 + (whole,))
-    _COMPILED[signature] = jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
-    return _COMPILED[signature], time.perf_counter() - start
+
+    def build():
+        split, whole = PartitionSpec("runs"), PartitionSpec()
+        advance = _sharded(
+            functools.partial(_advance_impl, d=d), devices, (split,) + (whole,) * 3 + (split,) * 3 + (whole,)
+        )
+        return jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
+
+    return _COMPILED.get_or_build(signature, build)
 
 
 def _row(rows, i, d: int, sparse_steps: bool):
@@ -480,22 +744,25 @@ def _row(rows, i, d: int, sparse_steps: bool):
 # Runs are laid out permutations first, grid second: each round gathers one row per permutation, shared by the
 # whole grid, and the batched products over (P, G, d) states need no transposes.
 
+
 class _Carry(NamedTuple):
     """What a run carries from round to round (and from chunk to chunk, and into checkpoints)."""
 
     state: Any
-    counts: jax.Array        # (4,) int32: tp, fn, fp, tn
-    curve: jax.Array         # (K, 4) int32: counts after the rounds of the curve points
+    counts: jax.Array  # (4,) int32: tp, fn, fp, tn
+    curve: jax.Array  # (K, 4) int32: counts after the rounds of the curve points
     mistake_cost: jax.Array  # (): the example costs c_t summed over the rounds predicted wrongly
 
 
 def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype):
-    global _TRACES
-    _TRACES += 1
 
     def one(learner, key):
-        return _Carry(learner.init(d, key, dtype), jnp.zeros(4, jnp.int32), jnp.zeros((n_curve, 4), jnp.int32),
-                      jnp.zeros((), dtype))
+        return _Carry(
+            learner.init(d, key, dtype),
+            jnp.zeros(4, jnp.int32),
+            jnp.zeros((n_curve, 4), jnp.int32),
+            jnp.zeros((), dtype),
+        )
 
     # axis_size: a learner without float hyperparameters has no leaf to map over
     over_grid = jax.vmap(one, in_axes=(0, None), axis_size=n_grid)
@@ -508,8 +775,6 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``.
     Returns the new carry and every round's pre-update score.
     """
-    global _TRACES
-    _TRACES += 1
     rows, y, costs = data
     dtype = y.dtype
     one_hot = jnp.arange(4)

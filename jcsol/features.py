@@ -53,14 +53,29 @@ import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .stream import SparseRows
 
 FORMAT_VERSION = 1
-MAX_BITS = 30          # slots must fit int32 indices
+MAX_BITS = 30  # slots must fit int32 indices
 _KIND = "jcsol.TableEncoder"
-_STATE_KEYS = ("kind", "version", "bits", "seed", "normalize", "dtype", "label", "numeric", "categorical",
-               "columns_fixed", "count", "shift", "sum", "sum_squares")
+_STATE_KEYS = (
+    "kind",
+    "version",
+    "bits",
+    "seed",
+    "normalize",
+    "dtype",
+    "label",
+    "numeric",
+    "categorical",
+    "columns_fixed",
+    "count",
+    "shift",
+    "sum",
+    "sum_squares",
+)
 
 
 def _mmh3():
@@ -97,8 +112,17 @@ class TableEncoder:
     from then on. Columns of a table that the encoder does not name are ignored.
     """
 
-    def __init__(self, numeric: Sequence[str] = (), categorical: Sequence[str] = (), bits: int = 18,
-                 seed: int = 0, *, normalize: bool = True, label: str | None = None, dtype=np.float32):
+    def __init__(
+        self,
+        numeric: Sequence[str] = (),
+        categorical: Sequence[str] = (),
+        bits: int = 18,
+        seed: int = 0,
+        *,
+        normalize: bool = True,
+        label: str | None = None,
+        dtype: DTypeLike = np.float32,
+    ) -> None:
         numeric, categorical = _names("numeric", numeric), _names("categorical", categorical)
         if set(numeric) & set(categorical):
             raise ValueError(f"columns {sorted(set(numeric) & set(categorical))} are both numeric and categorical")
@@ -112,21 +136,26 @@ class TableEncoder:
             raise ValueError(f"the label column {label!r} cannot also be a feature column")
         if not isinstance(normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {normalize!r}")
-        dtype = np.dtype(dtype)
-        if not np.issubdtype(dtype, np.floating):
-            raise TypeError(f"dtype must be a float dtype, got {dtype}")
-        self._bits, self._seed, self._normalize = int(bits), int(seed), bool(normalize)
-        self._label, self._dtype = label, dtype
+        float_dtype = np.dtype(dtype)
+        if not np.issubdtype(float_dtype, np.floating):
+            raise TypeError(f"dtype must be a float dtype, got {float_dtype}")
+        self._bits: int = int(bits)
+        self._seed: int = int(seed)
+        self._normalize: bool = bool(normalize)
+        self._label: str | None = label
+        self._dtype: np.dtype = float_dtype
         self._set_columns(numeric, categorical, fixed=bool(numeric or categorical))
 
     def _set_columns(self, numeric: tuple[str, ...], categorical: tuple[str, ...], fixed: bool) -> None:
-        self._numeric, self._categorical, self._fixed = numeric, categorical, fixed
+        self._numeric: tuple[str, ...] = numeric
+        self._categorical: tuple[str, ...] = categorical
+        self._fixed: bool = fixed
         m = len(numeric)
-        self._count = np.zeros(m, np.int64)
-        self._shift = np.zeros(m, np.float64)
-        self._sum = np.zeros(m, np.float64)
-        self._sum_squares = np.zeros(m, np.float64)
-        self._numeric_slots = hash_features(numeric, self._bits, self._seed)
+        self._count: np.ndarray = np.zeros(m, np.int64)
+        self._shift: np.ndarray = np.zeros(m, np.float64)
+        self._sum: np.ndarray = np.zeros(m, np.float64)
+        self._sum_squares: np.ndarray = np.zeros(m, np.float64)
+        self._numeric_slots: tuple[np.ndarray, np.ndarray] = hash_features(numeric, self._bits, self._seed)
 
     # -- configuration ------------------------------------------------------------------------------------------
     @property
@@ -175,8 +204,10 @@ class TableEncoder:
         return np.where(self._count > 0, np.maximum(self._sum_squares / n - (self._sum / n) ** 2, 0.0), 0.0)
 
     def __repr__(self) -> str:
-        return (f"TableEncoder(numeric={list(self._numeric)}, categorical={list(self._categorical)}, "
-                f"bits={self._bits}, seed={self._seed}, normalize={self._normalize}, label={self._label!r})")
+        return (
+            f"TableEncoder(numeric={list(self._numeric)}, categorical={list(self._categorical)}, "
+            f"bits={self._bits}, seed={self._seed}, normalize={self._normalize}, label={self._label!r})"
+        )
 
     # -- encoding -----------------------------------------------------------------------------------------------
     def fit_transform(self, table) -> SparseRows:
@@ -208,23 +239,29 @@ class TableEncoder:
                 positive = [_as_number(self._label, p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
         else:
             codes, uniques = source.factorize(self._label)
-            values = np.array([_text(u) for u in uniques] + [None], dtype=object)[codes]   # code −1: missing
-            missing = np.equal(values, None)
+            texts = [_text(u) for u in uniques] + [None]  # code −1: missing
+            values = np.array(texts, dtype=object)[codes]
+            missing = np.array([t is None for t in texts], dtype=bool)[codes]
             if positive is not None:
                 positive = [_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
         if missing.any():
-            raise ValueError(f"label column {self._label!r} has {int(missing.sum())} missing value(s), the first at "
-                             f"row {int(np.argmax(missing))}")
+            raise ValueError(
+                f"label column {self._label!r} has {int(missing.sum())} missing value(s), the first at "
+                f"row {int(np.argmax(missing))}"
+            )
         if values.dtype != object:
             return binarize(values, positive)
         present = sorted(set(values.tolist()))
         if positive is None:
-            raise ValueError(f"label column {self._label!r} holds text {present[:10]}; pass positive=<value> to "
-                             "pick the +1 class against the rest")
+            raise ValueError(
+                f"label column {self._label!r} holds text {present[:10]}; pass positive=<value> to "
+                "pick the +1 class against the rest"
+            )
         absent = [p for p in positive if p not in present]
         if absent:
-            raise ValueError(f"positive={absent}: not in the label column {self._label!r}, whose labels are "
-                             f"{present[:10]}")
+            raise ValueError(
+                f"positive={absent}: not in the label column {self._label!r}, whose labels are {present[:10]}"
+            )
         return np.where(np.isin(values, positive), 1, -1).astype(np.int8)
 
     def _encode(self, table, update: bool) -> SparseRows:
@@ -236,8 +273,15 @@ class TableEncoder:
             if update:
                 self._set_columns(numeric, categorical, fixed=True)
             else:
-                probe = TableEncoder(numeric, categorical, self._bits, self._seed, normalize=self._normalize,
-                                     label=self._label, dtype=self._dtype)
+                probe = TableEncoder(
+                    numeric,
+                    categorical,
+                    self._bits,
+                    self._seed,
+                    normalize=self._normalize,
+                    label=self._label,
+                    dtype=self._dtype,
+                )
                 return probe._encode(table, update=False)
         missing = [c for c in self._numeric + self._categorical if c not in source.names]
         if missing:
@@ -246,8 +290,8 @@ class TableEncoder:
         index = np.zeros((n, m + len(self._categorical)), np.int64)
         value = np.zeros(index.shape, np.float64)
         X = source.numeric_block(self._numeric) if m else None
-        factors = [source.factorize(c) for c in self._categorical]   # every check before any update
-        if m:
+        factors = [source.factorize(c) for c in self._categorical]  # every check before any update
+        if X is not None:
             slot, sign = self._numeric_slots
             index[:, :m] = slot
             value[:, :m] = self._scale(X, update) * sign
@@ -263,17 +307,18 @@ class TableEncoder:
         """Slots and signs of the categorical columns, ``(n, len(categorical))``: the distinct values of all
         columns hashed in one call, each once; a missing value (code −1) gets slot 0 and value 0."""
         keys, positions, offsets, total = [], [], [], 0
-        for column, (codes, uniques) in zip(self._categorical, factors):
+        for column, (_, uniques) in zip(self._categorical, factors):
             for i, text in enumerate(map(_text, uniques)):
                 if text is not None:
                     keys.append(f"{column}={text}")
                     positions.append(total + i)
             offsets.append(total)
             total += len(uniques)
-        slot, sign = np.zeros(total + 1, np.int64), np.zeros(total + 1)     # the last entry: missing
+        slot, sign = np.zeros(total + 1, np.int64), np.zeros(total + 1)  # the last entry: missing
         slot[positions], sign[positions] = hash_features(keys, self._bits, self._seed)
-        codes = np.column_stack([np.where(codes >= 0, codes + offset, total)
-                                 for (codes, _), offset in zip(factors, offsets)])
+        codes = np.column_stack(
+            [np.where(codes >= 0, codes + offset, total) for (codes, _), offset in zip(factors, offsets)]
+        )
         return slot[codes], sign[codes]
 
     def _scale(self, X: np.ndarray, update: bool) -> np.ndarray:
@@ -310,18 +355,24 @@ class TableEncoder:
         """Configuration and running statistics as arrays (no pickles), for ``np.savez`` and
         :meth:`from_state_dict`."""
         return {
-            "kind": np.array(_KIND), "version": np.array(FORMAT_VERSION, np.int64),
-            "bits": np.array(self._bits, np.int64), "seed": np.array(self._seed, np.int64),
-            "normalize": np.array(self._normalize), "dtype": np.array(self._dtype.name),
+            "kind": np.array(_KIND),
+            "version": np.array(FORMAT_VERSION, np.int64),
+            "bits": np.array(self._bits, np.int64),
+            "seed": np.array(self._seed, np.int64),
+            "normalize": np.array(self._normalize),
+            "dtype": np.array(self._dtype.name),
             "label": np.array([] if self._label is None else [self._label], dtype=str),
-            "numeric": np.array(self._numeric, dtype=str), "categorical": np.array(self._categorical, dtype=str),
+            "numeric": np.array(self._numeric, dtype=str),
+            "categorical": np.array(self._categorical, dtype=str),
             "columns_fixed": np.array(self._fixed),
-            "count": self._count.copy(), "shift": self._shift.copy(), "sum": self._sum.copy(),
+            "count": self._count.copy(),
+            "shift": self._shift.copy(),
+            "sum": self._sum.copy(),
             "sum_squares": self._sum_squares.copy(),
         }
 
     @classmethod
-    def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> "TableEncoder":
+    def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> TableEncoder:
         """The encoder :meth:`state_dict` described, refusing a state of another kind or version."""
         absent = [k for k in _STATE_KEYS if k not in state]
         if absent:
@@ -330,14 +381,19 @@ class TableEncoder:
         if kind != _KIND:
             raise ValueError(f"not a TableEncoder state: its kind is {kind!r}")
         if version != FORMAT_VERSION:
-            raise ValueError(f"TableEncoder state of format version {version}; this jcsol reads version "
-                             f"{FORMAT_VERSION}")
+            raise ValueError(
+                f"TableEncoder state of format version {version}; this jcsol reads version {FORMAT_VERSION}"
+            )
         label = [str(v) for v in np.asarray(state["label"]).tolist()]
         numeric = tuple(str(v) for v in np.asarray(state["numeric"]).tolist())
         categorical = tuple(str(v) for v in np.asarray(state["categorical"]).tolist())
-        enc = cls(bits=int(np.asarray(state["bits"])), seed=int(np.asarray(state["seed"])),
-                  normalize=bool(np.asarray(state["normalize"])), label=label[0] if label else None,
-                  dtype=str(np.asarray(state["dtype"])))
+        enc = cls(
+            bits=int(np.asarray(state["bits"])),
+            seed=int(np.asarray(state["seed"])),
+            normalize=bool(np.asarray(state["normalize"])),
+            label=label[0] if label else None,
+            dtype=str(np.asarray(state["dtype"])),
+        )
         enc._set_columns(numeric, categorical, fixed=bool(np.asarray(state["columns_fixed"])))
         stats = {k: np.asarray(state[k]) for k in ("count", "shift", "sum", "sum_squares")}
         for key, values in stats.items():
@@ -372,10 +428,10 @@ def _merge_collisions(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray,
         return index, value
     sub_index, sub_value = index[rows], value[rows]
     alive = np.ones(sub_index.shape, bool)
-    for later in range(1, index.shape[1]):       # over pairs of columns, never over rows
+    for later in range(1, index.shape[1]):  # over pairs of columns, never over rows
         for first in range(later):
             hit = alive[:, first] & (sub_index[:, first] == sub_index[:, later])
-            sub_value[hit, first] += sub_value[hit, later]   # at most one live earlier entry holds this slot
+            sub_value[hit, first] += sub_value[hit, later]  # at most one live earlier entry holds this slot
             alive[hit, later] = False
     index[rows], value[rows] = np.where(alive, sub_index, 0), np.where(alive, sub_value, 0.0)
     return index, value
@@ -384,7 +440,7 @@ def _merge_collisions(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray,
 def _factorize(values) -> tuple[np.ndarray, list]:
     """Codes into the distinct values, in order of first appearance (dict look-ups run in C, no Python loop)."""
     if isinstance(values, np.ndarray):
-        values = values.tolist()        # one object per element, so a NaN finds itself again by identity
+        values = values.tolist()  # one object per element, so a NaN finds itself again by identity
     try:
         uniques = list(dict.fromkeys(values))
     except TypeError as err:
@@ -438,8 +494,10 @@ def _numeric_from_objects(column: str, values) -> np.ndarray:
     na_types = {type(pandas.NA), type(pandas.NaT)} if pandas is not None else set()
     if bad_types - na_types:
         row, bad = next((i, v) for i, v in enumerate(values) if type(v) in bad_types - na_types)
-        raise ValueError(f"numeric column {column!r} holds the non-numeric value {bad!r} at row {row}; "
-                         "list the column as categorical, or clean it")
+        raise ValueError(
+            f"numeric column {column!r} holds the non-numeric value {bad!r} at row {row}; "
+            "list the column as categorical, or clean it"
+        )
     if bad_types:
         values = [None if type(v) in na_types else v for v in values]
     return np.array(values, dtype=np.float64)
@@ -455,8 +513,10 @@ def _checked_block(columns, X: np.ndarray) -> np.ndarray:
 def _checked_numeric(column: str, values: np.ndarray) -> np.ndarray:
     infinite = np.isinf(values)
     if infinite.any():
-        raise ValueError(f"numeric column {column!r} has {int(infinite.sum())} infinite value(s), the first at row "
-                         f"{int(np.argmax(infinite))}")
+        raise ValueError(
+            f"numeric column {column!r} has {int(infinite.sum())} infinite value(s), the first at row "
+            f"{int(np.argmax(infinite))}"
+        )
     return values
 
 
@@ -467,6 +527,15 @@ class _Source:
 
     names: list
     n_rows: int
+
+    def is_numeric(self, column: str) -> bool:
+        raise NotImplementedError
+
+    def numeric(self, column: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def objects(self, column: str) -> Sequence:
+        raise NotImplementedError
 
     def numeric_block(self, columns) -> np.ndarray:
         return np.column_stack([self.numeric(c) for c in columns])
@@ -537,8 +606,10 @@ class _Arrow(_Source):
 
         kind, types = self._type(column)
         if not (self.is_numeric(column) or types.is_boolean(kind) or types.is_null(kind)):
-            raise ValueError(f"numeric column {column!r} has the non-numeric Arrow type {kind}; list the column as "
-                             "categorical, or clean it")
+            raise ValueError(
+                f"numeric column {column!r} has the non-numeric Arrow type {kind}; list the column as "
+                "categorical, or clean it"
+            )
         values = self.table.column(column).cast(pa.float64()).to_numpy()
         return _checked_numeric(column, np.asarray(values, dtype=np.float64))
 
@@ -557,7 +628,7 @@ class _Arrow(_Source):
 
 
 class _Records(_Source):
-    def __init__(self, records):
+    def __init__(self, records: Sequence) -> None:
         self.records, self.n_rows = records, len(records)
         if not all(issubclass(t, Mapping) for t in set(map(type, records))):
             row = next(i for i, r in enumerate(records) if not isinstance(r, Mapping))
@@ -580,13 +651,14 @@ class _Records(_Source):
     def numeric_block(self, columns):
         values = [self.objects(c) for c in columns]
         types = set(map(type, itertools.chain.from_iterable(values)))
-        if all(t is float or t is int or t is type(None) for t in types):    # the common case, in one go
+        if all(t is float or t is int or t is type(None) for t in types):  # the common case, in one go
             return _checked_block(columns, np.array(values, dtype=np.float64).T)
-        return super().numeric_block(columns)               # per column, to name the column and row at fault
+        return super().numeric_block(columns)  # per column, to name the column and row at fault
 
 
 def _adapt(table) -> _Source:
     module = type(table).__module__.split(".")[0]
+    source: _Source
     if module == "pandas" and type(table).__name__ == "DataFrame":
         source = _Pandas(table)
     elif module == "pyarrow" and type(table).__name__ == "Table":
@@ -594,8 +666,10 @@ def _adapt(table) -> _Source:
     elif isinstance(table, (list, tuple)):
         source = _Records(table)
     else:
-        raise TypeError(f"a table is a pandas DataFrame, a pyarrow Table or a list of dict records, not a "
-                        f"{type(table).__module__}.{type(table).__name__}")
+        raise TypeError(
+            f"a table is a pandas DataFrame, a pyarrow Table or a list of dict records, not a "
+            f"{type(table).__module__}.{type(table).__name__}"
+        )
     if source.n_rows == 0:
         raise ValueError("the table is empty: it has no rows")
     return source
@@ -622,13 +696,21 @@ def read_table(path: str | os.PathLike):
         raise ValueError(f"{path}: not a readable CSV table: {err}") from None
 
 
-def load_table(path_or_table, label: str, *, positive=None, numeric: Sequence[str] = (),
-               categorical: Sequence[str] = (), bits: int = 18, seed: int = 0,
-               normalize: bool = True) -> tuple[SparseRows, np.ndarray, TableEncoder]:
+def load_table(
+    path_or_table,
+    label: str,
+    *,
+    positive=None,
+    numeric: Sequence[str] = (),
+    categorical: Sequence[str] = (),
+    bits: int = 18,
+    seed: int = 0,
+    normalize: bool = True,
+) -> tuple[SparseRows, np.ndarray, TableEncoder]:
     """A labelled table (a file as :func:`read_table` reads it, or a table) as ``(X, y, encoder)``: the rows
     encoded in order by a new :class:`TableEncoder` (columns inferred when neither list is given), the labels
     as ±1 by :meth:`TableEncoder.labels`, and the encoder, whose statistics have seen the whole table."""
     table = read_table(path_or_table) if isinstance(path_or_table, (str, os.PathLike)) else path_or_table
     encoder = TableEncoder(numeric, categorical, bits, seed, normalize=normalize, label=label)
-    y = encoder.labels(table, positive)     # first: a missing label column is refused before any encoding
+    y = encoder.labels(table, positive)  # first: a missing label column is refused before any encoding
     return encoder.fit_transform(table), y, encoder

@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 
 @contextlib.contextmanager

@@ -7,7 +7,8 @@ of a dense ``(d,)`` array, and nothing of size ``d`` is touched but the entries 
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, TypeVar, Union
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -19,10 +20,10 @@ class SparseVector(NamedTuple):
     """One sparse row: ``values`` at ``indices``; padding entries have value 0 (their index is irrelevant)."""
 
     indices: jax.Array  # (k,) int32
-    values: jax.Array   # (k,)
+    values: jax.Array  # (k,)
 
 
-Vector = Union[jax.Array, SparseVector]
+Vector = jax.Array | SparseVector
 
 
 def dot(w: jax.Array, x: Vector) -> jax.Array:

@@ -1,19 +1,44 @@
-"""The papers' measures (the weighted *sum* of sensitivity and specificity, the *cost*, accuracy, balanced
-accuracy), computed from confusion counts carried through the scan.
+"""The measures of online binary classification, in one place: their names, which way is better, and how each
+is computed.
 
-Counts are kept in the order ``(tp, fn, fp, tn)`` along the last axis: ``fn = M_p`` (missed positives),
-``fp = M_n`` (false alarms). Every measure here is a NumPy function of counts, so it applies equally to a
-run's final counts and to its online curve (counts at sampled rounds).
+* From confusion counts (NumPy): the weighted *sum* of sensitivity and specificity, the *cost*, sensitivity,
+  specificity, accuracy, balanced accuracy (J. Wang, P. Zhao, S. C. H. Hoi, *Cost-Sensitive Online
+  Classification*, IEEE ICDM 2012, eqs. (1) and (2)). Counts are kept in the order ``(tp, fn, fp, tn)`` along
+  the last axis: ``fn = M_p`` (missed positives), ``fp = M_n`` (false alarms). Each function applies equally to
+  a run's final counts and to its online curve (counts at sampled rounds).
+* From scores: :func:`auc` (JAX, so it jits and vmaps over runs) and its NumPy twin :func:`auc_numpy`;
+  :func:`cvar` of margins.
+
+:data:`MEASURES` names the measures a :class:`jcsol.Result` gives (``example_cost`` is the example costs summed
+over the mistakes, kept by the run itself); :data:`HIGHER_IS_BETTER` says which way each is better, and
+:func:`check_measure` is the one check of a measure's name.
 """
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 TP, FN, FP, TN = range(4)
 MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost", "example_cost")
-HIGHER_IS_BETTER = {"sum": True, "sensitivity": True, "specificity": True, "accuracy": True,
-                    "balanced_accuracy": True, "cost": False, "example_cost": False}
+HIGHER_IS_BETTER = {
+    "sum": True,
+    "sensitivity": True,
+    "specificity": True,
+    "accuracy": True,
+    "balanced_accuracy": True,
+    "cost": False,
+    "example_cost": False,
+}
+RATES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy")  # fractions, printed as %
+
+
+def check_measure(name) -> str:
+    """``name`` when it is one of :data:`MEASURES`; otherwise a ``ValueError`` listing the valid names."""
+    if not isinstance(name, str) or name not in HIGHER_IS_BETTER:
+        raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+    return name
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -70,13 +95,62 @@ def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
 
 
 def measure(name: str, counts: np.ndarray, alpha_p=0.5, c_p=0.9) -> np.ndarray:
-    """The measure ``name`` (one of :data:`MEASURES` but ``example_cost``, which counts cannot give) of ``counts``."""
+    """The measure ``name`` of ``counts``: any of :data:`MEASURES` but ``example_cost``, which counts cannot give."""
+    check_measure(name)
+    if name == "example_cost":
+        raise ValueError(
+            "example_cost is not a function of the counts: it is the example costs summed over the "
+            "mistakes, Result.mistake_cost"
+        )
     if name == "sum":
         return weighted_sum(counts, alpha_p)
     if name == "cost":
         return weighted_cost(counts, c_p)
-    functions = {"sensitivity": sensitivity, "specificity": specificity, "accuracy": accuracy,
-                 "balanced_accuracy": balanced_accuracy}
-    if name not in functions:
-        raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+    functions = {
+        "sensitivity": sensitivity,
+        "specificity": specificity,
+        "accuracy": accuracy,
+        "balanced_accuracy": balanced_accuracy,
+    }
     return functions[name](counts)
+
+
+def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+    """AUC of ``scores`` for labels ``y`` (``> 0`` positive), ties ½; entries where ``mask`` is False are ignored.
+
+    ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over all (positive, negative) pairs, from one sort of the negatives' scores
+    (``O(n log n)``), counted in integers. A JAX function: it jits and vmaps over runs. Scores must be finite.
+    NaN when a class is absent.
+    """
+    scores = jnp.asarray(scores)
+    y = jnp.asarray(y)
+    mask = jnp.ones(scores.shape, bool) if mask is None else jnp.asarray(mask, bool)
+    pos = (y > 0) & mask
+    neg = (y <= 0) & mask
+    negatives = jnp.sort(jnp.where(neg, scores, jnp.inf))
+    below = jnp.searchsorted(negatives, scores, side="left")
+    upto = jnp.searchsorted(negatives, scores, side="right")
+    twice = jnp.sum(jnp.where(pos, below + upto, 0))  # 2·(#less) + (#equal)
+    pairs = jnp.sum(pos).astype(jnp.float32) * jnp.sum(neg).astype(jnp.float32)
+    return twice.astype(jnp.float32) / (2.0 * pairs)
+
+
+def auc_numpy(scores, y) -> float:
+    """:func:`auc` in float64 NumPy, from average ranks (Mann–Whitney), without a mask."""
+    scores = np.asarray(scores, np.float64)
+    y = np.asarray(y)
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = scores[order]
+    ranks = np.empty(len(scores), np.float64)
+    start = 0
+    while start < len(scores):
+        stop = start
+        while stop + 1 < len(scores) and sorted_scores[stop + 1] == sorted_scores[start]:
+            stop += 1
+        ranks[order[start : stop + 1]] = 0.5 * (start + stop) + 1.0
+        start = stop + 1
+    n_pos = int(np.sum(y > 0))
+    n_neg = len(y) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    return float((ranks[y > 0].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))

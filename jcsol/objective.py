@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .base import Configurable, choice, concrete_values, hyperparameter, pytree_dataclass
 
@@ -32,8 +33,9 @@ class Objective(Configurable):
         """Whether ``ρ`` is undefined on a stream with a single class."""
         return False
 
-    def weight(self, positive: jax.Array, seen_pos: jax.Array, seen_neg: jax.Array,
-            total_pos: jax.Array, total_neg: jax.Array) -> jax.Array:
+    def weight(
+        self, positive: jax.Array, seen_pos: jax.Array, seen_neg: jax.Array, total_pos: jax.Array, total_neg: jax.Array
+    ) -> jax.Array:
         """``ρ_t`` for a round whose example is ``positive``.
 
         ``seen_pos``/``seen_neg`` count the examples up to and including this round; ``total_pos``/``total_neg``
@@ -56,7 +58,7 @@ class Sum(Objective):
             classes); ``"laplace"`` uses the online estimate ``(n_t + 1)/(p_t + 1)``.
     """
 
-    alpha_p: Any = hyperparameter(0.5)
+    alpha_p: ArrayLike = hyperparameter(0.5)
     rho: str = choice("offline", "offline", "laplace")
 
     def __post_init__(self) -> None:
@@ -89,8 +91,8 @@ class Cost(Objective):
         c_n: cost of a false positive.
     """
 
-    c_p: Any = hyperparameter(0.9)
-    c_n: Any = hyperparameter(0.1)
+    c_p: ArrayLike = hyperparameter(0.9)
+    c_n: ArrayLike = hyperparameter(0.1)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -99,8 +101,10 @@ class Cost(Objective):
             try:
                 np.broadcast_shapes(np.shape(cp), np.shape(cn))
             except ValueError:
-                raise ValueError(f"Cost: c_p and c_n must have shapes that broadcast (one c_n = 1 − c_p per c_p), "
-                                 f"got {np.shape(cp)} and {np.shape(cn)}") from None
+                raise ValueError(
+                    f"Cost: c_p and c_n must have shapes that broadcast (one c_n = 1 − c_p per c_p), "
+                    f"got {np.shape(cp)} and {np.shape(cn)}"
+                ) from None
         if cp is not None and cn is not None and not np.allclose(cp + cn, 1.0, atol=1e-6):
             raise ValueError(f"Cost: c_p + c_n must be 1, got c_p={self.c_p!r}, c_n={self.c_n!r}")
 

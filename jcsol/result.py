@@ -1,4 +1,9 @@
-"""The outcome of :func:`jcsol.run`: per-run counts, the measures derived from them, curves, timings."""
+"""The outcome of :func:`jcsol.run`: per-run counts, the measures derived from them, curves, timings.
+
+A :class:`Result` is data: it imports nothing of the reporting. Tables, records, CSV, JSON and data frames of
+results are :mod:`jcsol.report`'s (``jcsol.table(res)``, ``jcsol.report.records(res)``,
+``jcsol.report.to_pandas(res)``, ``jcsol.report.write_json(res, path)``).
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,8 @@ class Best(NamedTuple):
     """The grid point selected by :meth:`Result.best`."""
 
     params: dict[str, float]  # hyperparameter values at the selected point
-    index: tuple[int, ...]    # its index in the grid
-    result: "Result"          # the runs at that point (grid shape ``()``)
+    index: tuple[int, ...]  # type: ignore[assignment]  # its index in the grid (shadows tuple.index)
+    result: Result  # the runs at that point (grid shape ``()``)
 
 
 def _scalar_at(obj, grid_shape: tuple[int, ...], index: tuple[int, ...]):
@@ -100,7 +105,9 @@ class Result:
         the objective's ``c_p`` under :class:`jcsol.Cost` (0.9 otherwise); *example_cost* is
         :attr:`mistake_cost`, the example costs summed over the mistakes.
         """
-        if name == "example_cost":
+        if metrics.check_measure(name) == "example_cost":
+            if self.mistake_cost is None:
+                raise ValueError("this result has no example costs (mistake_cost)")
             return self.mistake_cost
         alpha_p, c_p = self._weights()
         return metrics.measure(name, self.counts, alpha_p, c_p)
@@ -129,7 +136,7 @@ class Result:
                 out[name] = np.broadcast_to(np.asarray(value, np.float64), self.grid_shape)
         return out
 
-    def at(self, index) -> "Result":
+    def at(self, index) -> Result:
         """The runs at one grid point, as a :class:`Result` of grid shape ``()``."""
         index = np.unravel_index(index, self.grid_shape) if np.ndim(index) == 0 and self.grid_shape else tuple(index)
         index = tuple(int(i) for i in index)
@@ -140,23 +147,24 @@ class Result:
             self,
             learner=_scalar_at(self.learner, self.grid_shape, index),
             objective=_scalar_at(self.objective, self.grid_shape, index),
-            grid_shape=(), counts=take(self.counts), curve=take(self.curve),
+            grid_shape=(),
+            counts=self.counts[index],
+            curve=take(self.curve),
             states=jax.tree.map(lambda a: a[index], self.states),
-            mistake_cost=take(self.mistake_cost), scores=take(self.scores),
+            mistake_cost=take(self.mistake_cost),
+            scores=take(self.scores),
         )
 
     def best(self, measure: str = "sum") -> Best:
-        """The grid point with the best mean ``measure`` over permutations (highest, lowest for *cost*)."""
-        if measure not in metrics.HIGHER_IS_BETTER:
-            raise ValueError(f"unknown measure {measure!r}; choose from {', '.join(metrics.MEASURES)}")
+        """The grid point with the best mean ``measure`` over permutations (highest; lowest for the costs)."""
+        metrics.check_measure(measure)
         mean = self.measure(measure).mean(axis=-1)
         if not self.grid_shape:
             return Best({k: float(v) for k, v in self.params.items()}, (), self)
         score = mean if metrics.HIGHER_IS_BETTER[measure] else -mean
         if np.all(np.isnan(score)):
             raise ValueError(f"{measure} is undefined for every grid point (a class is missing from the stream)")
-        index = np.unravel_index(int(np.nanargmax(score)), self.grid_shape)
-        index = tuple(int(i) for i in index)
+        index = tuple(int(i) for i in np.unravel_index(int(np.nanargmax(score)), self.grid_shape))
         return Best({k: float(v[index]) for k, v in self.params.items()}, index, self.at(index))
 
     # -- models -----------------------------------------------------------------------------------------
@@ -165,28 +173,10 @@ class Result:
         n_grid = math.prod(self.grid_shape)
         leaves, treedef = jax.tree.flatten(self.learner)
         flat_learner = jax.tree.unflatten(
-            treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves])
-        states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape):]), self.states)
+            treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves]
+        )
+        states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape) :]), self.states)
         X = np.asarray(X, dtype=jax.tree.leaves(self.states)[0].dtype)
         one = lambda learner, state: learner.score(state, X)
         scores = jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(flat_learner, states)
         return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])
-
-    def table(self, measures=None, fmt: str = "text") -> str:
-        """The runs as a paper-style table: one row per grid point, mean ± std over permutations.
-
-        By default the columns are the objective's measure (*sum* or *cost*), sensitivity and specificity.
-        """
-        from .report import table
-        return table({self.learner.name: self}, measures=measures, fmt=fmt)
-
-    # -- as data ----------------------------------------------------------------------------------------
-    def to_pandas(self, measures=None):
-        """The runs in long format, one row per run and measure (see :func:`jcsol.tables.to_pandas`)."""
-        from .tables import to_pandas
-        return to_pandas(self, measures)
-
-    def to_json(self, measures=None, **dumps_kwargs) -> str:
-        """The runs' records and metadata as a JSON string (see :func:`jcsol.tables.to_json`)."""
-        from .tables import to_json
-        return to_json(self, measures, **dumps_kwargs)

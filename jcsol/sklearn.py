@@ -24,6 +24,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from scipy import sparse as _sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -38,6 +39,7 @@ from .objective import Cost, Objective, Sum
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
+
     def _validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kwargs):
         return estimator._validate_data(X, y, reset=reset, **kwargs)
 
@@ -59,13 +61,16 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {
     "check_sample_weight_equivalence_on_dense_data": (
         "an online learner's single pass is order- and repetition-dependent: a row with sample_weight k scales "
         "that round's cost ρ_t by k (one update), which is not the same as k consecutive updates on k copies of "
-        "the row; only weight 0 ≡ removal holds (it does, exactly: zero-weight rows are skipped)"),
+        "the row; only weight 0 ≡ removal holds (it does, exactly: zero-weight rows are skipped)"
+    ),
     "check_sample_weight_equivalence_on_sparse_data": (
-        "same as check_sample_weight_equivalence_on_dense_data (sparse input is densified per batch)"),
+        "same as check_sample_weight_equivalence_on_dense_data (sparse input is densified per batch)"
+    ),
     "check_class_weight_classifiers": (
         "class_weight enters the papers' losses only as ρ = w_pos/w_neg (a margin target in loss I, a step scale "
         "in loss II) of a one-pass linear model without intercept; ρ = 1e7 cannot make such a model "
-        "predict class 0 on 87% of that check's very noisy two-blob problem (it predicts class 0 on about half)"),
+        "predict class 0 on 87% of that check's very noisy two-blob problem (it predicts class 0 on about half)"
+    ),
 }
 
 
@@ -73,7 +78,7 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {
 class _FixedRho(Objective):
     """``ρ_t = rho`` for a positive example, ``1`` for a negative one (the objective ``class_weight`` sets)."""
 
-    rho: Any = hyperparameter(1.0)
+    rho: ArrayLike = hyperparameter(1.0)
 
     def weight(self, positive, seen_pos, seen_neg, total_pos, total_neg):
         return jnp.where(positive, self.rho, 1.0)
@@ -175,8 +180,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     losses); P. Zhao et al., *Adaptive Cost-Sensitive Online Classification*, TKDE (Laplace estimate of ρ).
     """
 
-    def __init__(self, learner=None, objective=None, normalize=True, pos_label=None, class_weight=None,
-                 dtype="float32", random_state=None):
+    def __init__(
+        self,
+        learner=None,
+        objective=None,
+        normalize=True,
+        pos_label=None,
+        class_weight=None,
+        dtype="float32",
+        random_state=None,
+    ):
         self.learner = learner
         self.objective = objective
         self.normalize = normalize
@@ -214,13 +227,13 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                         params[f"{name}__{f.name}"] = getattr(value, f.name)
         return params
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> OnlineClassifier:
         """Sets parameters; ``learner__<field>=v`` replaces the (frozen) learner by ``learner.replace(<field>=v)``.
 
         Whole objects (``learner=...``) are set first, then nested fields, so both may be given together.
         """
         nested: dict[str, dict[str, Any]] = {name: {} for name in self._NESTED}
-        direct = {}
+        direct: dict[str, Any] = {}
         for key, value in params.items():
             head, sep, field = key.partition("__")
             if sep and head in nested:
@@ -234,13 +247,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 continue
             base = self._nested_default(name)
             if not (dataclasses.is_dataclass(base) and not isinstance(base, type)):
-                raise ValueError(f"cannot set {', '.join(name + '__' + k for k in changes)}: "
-                                 f"{name}={base!r} is not a jcsol {name}")
+                raise ValueError(
+                    f"cannot set {', '.join(name + '__' + k for k in changes)}: {name}={base!r} is not a jcsol {name}"
+                )
             known = {f.name for f in dataclasses.fields(base)}
             unknown = sorted(set(changes) - known)
             if unknown:
-                raise ValueError(f"invalid parameter {name}__{unknown[0]} for {type(base).__name__}; "
-                                 f"valid: {', '.join(sorted(known))}")
+                raise ValueError(
+                    f"invalid parameter {name}__{unknown[0]} for {type(base).__name__}; "
+                    f"valid: {', '.join(sorted(known))}"
+                )
             setattr(self, name, dataclasses.replace(base, **changes))
         return self
 
@@ -252,15 +268,17 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check_hyperparameters(learner)
         grids = {k: np.shape(v) for k, v in learner.hyperparameters().items() if np.ndim(v) != 0}
         if grids:
-            raise ValueError(f"{learner.name} has array hyperparameters {grids}: OnlineClassifier trains one model; "
-                             "use jcsol.run for grids, or GridSearchCV over scalar values")
+            raise ValueError(
+                f"{learner.name} has array hyperparameters {grids}: OnlineClassifier trains one model; "
+                "use jcsol.run for grids, or GridSearchCV over scalar values"
+            )
         return learner
 
     def _dtype(self) -> np.dtype:
         dtype = np.dtype(self.dtype)
         if dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
-        if dtype == np.float64 and not jax.config.jax_enable_x64:
+        if dtype == np.float64 and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # a dynamic flag
             raise ValueError('dtype="float64" needs 64-bit JAX: jax.config.update("jax_enable_x64", True)')
         return dtype
 
@@ -295,7 +313,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             for v in objective.hyperparameters().values():
                 if np.ndim(v) != 0:
                     raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
-            return objective.replace(rho="laplace") if incremental else objective
+            return dataclasses.replace(objective, rho="laplace") if incremental else objective
         if isinstance(objective, Cost):
             if np.ndim(objective.c_p) != 0 or np.ndim(objective.c_n) != 0:
                 raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
@@ -324,8 +342,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     @staticmethod
     def _binary_only(classes, what: str) -> None:
         if len(classes) > 2:
-            raise ValueError(f"Only binary classification is supported. The type of the target is multiclass: "
-                             f"{what} holds {len(classes)} classes")
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is multiclass: "
+                f"{what} holds {len(classes)} classes"
+            )
 
     def _choose_labels(self, classes: np.ndarray, y: np.ndarray) -> None:
         if self.pos_label is not None:
@@ -354,8 +374,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         self._binary_only(classes, "y")
         if len(classes) < 2:
-            raise ValueError(f"y holds a single class ({classes[0]!r}); fit needs both classes. To start a stream "
-                             "with one class, use partial_fit(X, y, classes=[a, b])")
+            raise ValueError(
+                f"y holds a single class ({classes[0]!r}); fit needs both classes. To start a stream "
+                "with one class, use partial_fit(X, y, classes=[a, b])"
+            )
         self.classes_ = classes
         self._choose_labels(classes, y)
         self._reset(X.shape[1])
@@ -406,16 +428,26 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         objective = self._rho_rule(incremental)
         if objective.needs_both_classes() and (totals == 0).any():
             which = self.pos_label_ if totals[0] == 0 else self.neg_label_
-            raise ValueError(f"no row of class {which!r} has a positive sample_weight, so ρ = α_p·T_n/(α_n·T_p) "
-                             "is undefined with a single class; use Sum(rho='laplace'), Cost(...) or class_weight")
+            raise ValueError(
+                f"no row of class {which!r} has a positive sample_weight, so ρ = α_p·T_n/(α_n·T_p) "
+                "is undefined with a single class; use Sum(rho='laplace'), Cost(...) or class_weight"
+            )
         n, bucket = len(signs), _min_bucket(len(signs))
         pad = bucket - n
         Xp = np.pad(X, ((0, pad), (0, 0))).astype(dtype)
         yp = np.pad(signs, (0, pad), constant_values=-1.0).astype(dtype)
         wp = np.pad(sw, (0, pad)).astype(dtype)
         flat = lambda tree: jax.tree.map(lambda v: np.asarray(v, dtype), tree)
-        state, seen = _consume(flat(learner), flat(objective), self.state_, self.n_seen_.astype(np.int32),
-                               totals.astype(np.int32), Xp, yp, wp)
+        state, seen = _consume(
+            flat(learner),
+            flat(objective),
+            self.state_,
+            self.n_seen_.astype(np.int32),
+            totals.astype(np.int32),
+            Xp,
+            yp,
+            wp,
+        )
         self.state_ = jax.tree.map(np.asarray, state)
         self.n_seen_ = np.asarray(seen, np.int64)
         return self

@@ -6,7 +6,7 @@ Every check here raises with a message that names the problem, so bad input neve
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -35,7 +35,11 @@ class SparseRows(NamedTuple):
         return out
 
 
-def check_features(X) -> np.ndarray | SparseRows:
+@overload
+def check_features(X: SparseRows) -> SparseRows: ...
+@overload
+def check_features(X: Any) -> np.ndarray | SparseRows: ...
+def check_features(X: Any) -> np.ndarray | SparseRows:
     """``X`` as a 2-D float array (or :class:`SparseRows`), refusing NaN and infinite values."""
     if isinstance(X, SparseRows):
         values = np.asarray(X.values)
@@ -74,8 +78,10 @@ def _check_unique_columns(indices: np.ndarray, values: np.ndarray) -> None:
     repeated = (key[:, 1:] == key[:, :-1]) & (key[:, 1:] >= 0)
     if repeated.any():
         row, at = np.argwhere(repeated)[0]
-        raise ValueError(f"SparseRows: row {int(row)} holds column {int(key[row, at])} twice with non-zero values; "
-                         "merge them (add the values) first")
+        raise ValueError(
+            f"SparseRows: row {int(row)} holds column {int(key[row, at])} twice with non-zero values; "
+            "merge them (add the values) first"
+        )
 
 
 def _check_finite(values: np.ndarray) -> None:
@@ -144,8 +150,9 @@ def _count(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def check_run_options(*, key, curve_points, record_scores, chunk_size, checkpoint, checkpoint_every, progress,
-                      on_chunk) -> str | None:
+def check_run_options(
+    *, key, curve_points, record_scores, chunk_size, checkpoint, checkpoint_every, progress, on_chunk
+) -> str | None:
     """Checks :func:`jcsol.run`'s options before any work (a float, bool or zero where a count is meant would
     otherwise be rounded or replaced silently, and a bad checkpoint path found only after the first chunk);
     returns the checkpoint path as a string (``None`` without one)."""

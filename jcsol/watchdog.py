@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: The share of one core the process must use, over ``timeout`` seconds, for a CPU computation to count as
 #: making progress.

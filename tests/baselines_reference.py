@@ -1,7 +1,7 @@
-"""Independent float64 NumPy references for the baselines of SPEC §5, one example at a time.
+"""Independent float64 NumPy references for the papers' baselines (docs/bibliography.md), one example at a time.
 
-Written from the papers and SPEC (not from jcsol's code, which this module does not import): plain loops,
-the papers' closed forms as printed (ROMMA's ``c, d`` coefficients, CW's covariance update on Σ itself),
+Written from the papers and ``docs/conventions.md`` (not from jcsol's code, which this module does not import):
+plain loops, the papers' closed forms as printed (ROMMA's ``c, d`` coefficients, CW's covariance update on Σ itself),
 LIBOL's conventions (``w_1 = 0``, ``Σ_1 = I``, score 0 predicts +1, no bias).
 
 ``run(name, X, y, order, rho, **hyperparameters)`` returns the score of every round (before the update),
@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-ROMMA_PARALLEL_TOL = 1e-6   # sin² of the angle between x and w under which ROMMA does not update
-CW_VARIANCE_FLOOR = 1e-6    # variance floor of the CW family, relative to ‖x‖²
+ROMMA_PARALLEL_TOL = 1e-6  # sin² of the angle between x and w under which ROMMA does not update
+CW_VARIANCE_FLOOR = 1e-6  # variance floor of the CW family, relative to ‖x‖²
 
 
 class _Linear:
@@ -122,7 +122,7 @@ class CPAPB(_Linear):
         y_hat = predict(f)
         sq = float(x @ x)
         if y_hat != y and sq > 0:
-            cost = rho if y > 0 else 1.0          # ρ(+1, −1) = ρ, ρ(−1, +1) = 1
+            cost = rho if y > 0 else 1.0  # ρ(+1, −1) = ρ, ρ(−1, +1) = 1
             loss = math.sqrt(cost) - y * f
             self.w = self.w + min(self.C, loss / sq) * y * x
         return f
@@ -195,7 +195,7 @@ class CWFamily:
         return self.mu
 
     def step(self, x, y, rho, predict, scale=1.0):
-        """One round; ``scale`` multiplies the mean step (CW-costs of 002: ``κ·c(x_t)``)."""
+        """One round; ``scale`` multiplies the mean step (CW-costs of Ali, Collins-Thompson: ``κ·c(x_t)``)."""
         phi = self.phi
         f = float(self.mu @ x)
         m = y * f
@@ -251,14 +251,15 @@ def make(name: str, d: int, **hp):
 
 
 class Trace(NamedTuple):
-    scores: np.ndarray    # (L,) pre-update score of every round
-    scales: np.ndarray    # (L,) ‖w_t‖·‖x_t‖ of every round (NaN without ``follow``)
+    scores: np.ndarray  # (L,) pre-update score of every round
+    scales: np.ndarray  # (L,) ‖w_t‖·‖x_t‖ of every round (NaN without ``follow``)
     followed: np.ndarray  # rounds at a near-tie where the prediction was taken from ``follow``
-    state: dict           # the final model
+    state: dict  # the final model
 
 
-def run(name: str, X: np.ndarray, y: np.ndarray, order: np.ndarray, rho: float, *, follow=None,
-        tie_rtol: float = 0.0, **hp) -> Trace:
+def run(
+    name: str, X: np.ndarray, y: np.ndarray, order: np.ndarray, rho: float, *, follow=None, tie_rtol: float = 0.0, **hp
+) -> Trace:
     """One pass over ``X[order]`` in float64: every round's score and scale, and the final state.
 
     ``follow``: optional ``(L,)`` booleans, another run's predictions (True = +1), adopted at the near-ties

@@ -30,11 +30,6 @@ def small(german):
     return X[:200], y[:200]
 
 
-@pytest.fixture(params=sorted(jcsol.VARIANTS))
-def variant(request):
-    return request.param
-
-
 def first_hyperparameter(learner):
     """Name and value of the learner's first float hyperparameter, or None for learners without any."""
     hp = learner.hyperparameters()
@@ -54,3 +49,20 @@ def grid_values(learner, name: str, default: float) -> np.ndarray:
         except ValueError:
             continue
     raise AssertionError(f"no valid grid around {name}={default}")
+
+
+@pytest.fixture
+def forbid_tracing(monkeypatch):
+    """Call it to make the rest of the test fail on any new trace (hence compilation) of the engine's
+    computations, with ``chex.assert_max_traces``."""
+    import chex
+
+    from jcsol import engine
+
+    def forbid():
+        chex.clear_trace_counter()
+        for name in ("_init_impl", "_advance_impl"):
+            monkeypatch.setattr(engine, name, chex.assert_max_traces(getattr(engine, name), n=0))
+
+    yield forbid
+    chex.clear_trace_counter()

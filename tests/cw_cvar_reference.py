@@ -26,11 +26,10 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-
 from baselines_reference import CWFamily
 
-TIE_RTOL = 1e-9   # c* <= c(x_t) is decided with this relative slack: c* is a weighted mean that equals c
-                  # exactly when the top costs tie with c, but float64 rounding can put it one ulp above
+TIE_RTOL = 1e-9  # c* <= c(x_t) is decided with this relative slack: c* is a weighted mean that equals c
+# exactly when the top costs tie with c, but float64 rounding can put it one ulp above
 
 
 def omega(eps: float, assumption: str) -> float:
@@ -109,7 +108,7 @@ class _Gaussian:
         lam = max(0.0, psi(m, v, c, w))
         self.mu = self.mu + lam * c * y * sx
         if self.diagonal:
-            with np.errstate(divide="ignore"):   # a variance of 0 (after a zero-cost limit) stays 0
+            with np.errstate(divide="ignore"):  # a variance of 0 (after a zero-cost limit) stays 0
                 self.sigma = 1.0 / (1.0 / self.sigma + 2 * lam * w * x * x)
         else:
             self.sigma = self.sigma - (2 * lam * w / (1 + 2 * lam * w * v)) * np.outer(sx, sx)
@@ -127,18 +126,27 @@ class CWNoBuffer(_Gaussian):
 
 
 class CWCVaR(_Gaussian):
-    def __init__(self, d, alpha=0.05, beta=0.2, tau=0.05, assumption="gaussian", diagonal=False,
-                 buffer_statistic="cvar", **options):
+    def __init__(
+        self,
+        d,
+        alpha=0.05,
+        beta=0.2,
+        tau=0.05,
+        assumption="gaussian",
+        diagonal=False,
+        buffer_statistic="cvar",
+        **options,
+    ):
         super().__init__(d, diagonal, **options)
         self.w_alpha, self.w_beta = omega(alpha, assumption), omega(beta, assumption)
         self.tau, self.buffer = tau, []
         self.statistic = cvar_top if buffer_statistic == "cvar" else quantile_top
-        self.high = []   # whether each round used α
+        self.high = []  # whether each round used α
 
     def choose(self, c):
         self.buffer.append(c)
         c_star = self.statistic(self.buffer, self.tau)
-        high = c_star <= c * (1 + TIE_RTOL)   # c* = c exactly when the top costs equal c (rounding aside)
+        high = c_star <= c * (1 + TIE_RTOL)  # c* = c exactly when the top costs equal c (rounding aside)
         self.high.append(high)
         return self.w_alpha if high else self.w_beta
 
@@ -189,7 +197,7 @@ class CWCosts:
 
     def step(self, x, y, c):
         self.costs.append(c)
-        if self.relative:   # the cost relative to the mean of the costs seen so far
+        if self.relative:  # the cost relative to the mean of the costs seen so far
             mean = sum(self.costs) / len(self.costs)
             c = c / mean if mean > 0 else 0.0
         return self.cw.step(x, y, None, None, scale=self.scale * c)

@@ -20,7 +20,7 @@ class CWVar:
         self.phi = NormalDist().inv_cdf(eta)
         self.covariance = covariance
         self.mu = np.zeros(d)
-        self.sigma = (np.eye(d) if covariance == "full" else np.ones(d))
+        self.sigma = np.eye(d) if covariance == "full" else np.ones(d)
 
     def step(self, x, y, c=None):
         """One round (``c``, an example cost, is ignored: the learner is cost-blind); the pre-update score."""
@@ -39,7 +39,7 @@ class CWVar:
             self.sigma = self.sigma - factor * np.outer(sx, sx)
         elif self.covariance == "project":
             self.sigma = 1.0 / (1.0 / self.sigma + 2 * alpha * phi * x * x)
-        else:   # drop: the diagonal of the full update
+        else:  # drop: the diagonal of the full update
             self.sigma = self.sigma - factor * sx * sx
         return f
 

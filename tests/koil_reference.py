@@ -1,6 +1,8 @@
-"""Independent float64 NumPy references for KOIL, KOIL-MKL and the AUC / kernel baselines of 004 Table 3.3.
+"""Independent float64 NumPy references for KOIL, KOIL-MKL and the AUC / kernel baselines of the KOIL
+thesis's Table 3.3 (J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese University of Hong
+Kong; and Hu, Yang, King, Lyu, So, AAAI 2015).
 
-Written from SPEC.md §4–5 and the papers, one example at a time with plain Python lists for the buffers, so that
+Written from the papers, one example at a time with plain Python lists for the buffers, so that
 they can check jcsol step by step. They do not import jcsol. Random choices are not drawn here: every function
 that needs them takes ``u``, the array of uniform numbers in ``[0, 1)`` that the JAX learner draws (one row per
 round, exported by ``jcsol.algorithms.koil.uniforms``), and makes the same decisions from them:
@@ -17,11 +19,11 @@ Slot layout: each buffer is a list; appending adds a slot at the end, a replacem
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]   # k(A (n, d), b (d,)) -> (n,)
+Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]  # k(A (n, d), b (d,)) -> (n,)
 
 
 def gaussian(sigma: float) -> Kernel:
@@ -29,6 +31,7 @@ def gaussian(sigma: float) -> Kernel:
         A = np.atleast_2d(np.asarray(A, np.float64))
         diff = A - np.asarray(b, np.float64)[None, :]
         return np.exp(-np.sum(diff * diff, axis=1) / (2.0 * sigma * sigma))
+
     return k
 
 
@@ -36,6 +39,7 @@ def polynomial(degree: int, coef0: float = 0.0) -> Kernel:
     def k(A, b):
         A = np.atleast_2d(np.asarray(A, np.float64))
         return (A @ np.asarray(b, np.float64) + coef0) ** degree
+
     return k
 
 
@@ -46,6 +50,7 @@ def linear() -> Kernel:
 # --------------------------------------------------------------------------------------------------------------
 # KOIL
 # --------------------------------------------------------------------------------------------------------------
+
 
 class _Buffer:
     def __init__(self, cap):
@@ -82,7 +87,7 @@ def koil_round(kernel: Kernel, bufs, x, yt: int, u_row, *, eta, C, k, policy, lo
     for j in chosen:
         opp.a[j] -= step * per_pair[j]
     own.seen += 1
-    if bootstrap or valid:                                   # α_t ≠ 0: x_t becomes a support vector
+    if bootstrap or valid:  # α_t ≠ 0: x_t becomes a support vector
         if len(own.x) < own.cap:
             own.x.append(np.asarray(x, np.float64))
             own.a.append(alpha_t)
@@ -104,8 +109,9 @@ def koil_round(kernel: Kernel, bufs, x, yt: int, u_row, *, eta, C, k, policy, lo
     return ft, pair_loss
 
 
-def koil(X, y, order, *, eta, C, kernel: Kernel, budget_pos=None, budget_neg=None, k=10, policy="RS++",
-         loss="hinge", u=None):
+def koil(
+    X, y, order, *, eta, C, kernel: Kernel, budget_pos=None, budget_neg=None, k=10, policy="RS++", loss="hinge", u=None
+):
     """One KOIL pass over ``X[order]`` (``budget=None``: unbounded buffers). Returns a dict with ``scores``
     (pre-update ``f_t``), ``losses``, and per class ``x``, ``alpha``, ``f_sv`` (f at each support vector)."""
     X = np.asarray(X, np.float64)
@@ -113,8 +119,9 @@ def koil(X, y, order, *, eta, C, kernel: Kernel, budget_pos=None, budget_neg=Non
     scores, losses = [], []
     for t, i in enumerate(order):
         yt = 1 if y[i] > 0 else -1
-        ft, pl = koil_round(kernel, bufs, X[i], yt, None if u is None else u[t], eta=eta, C=C, k=k,
-                            policy=policy, loss=loss)
+        ft, pl = koil_round(
+            kernel, bufs, X[i], yt, None if u is None else u[t], eta=eta, C=C, k=k, policy=policy, loss=loss
+        )
         scores.append(ft)
         losses.append(C * pl)
     return _koil_out(kernel, bufs, scores, losses)
@@ -136,9 +143,10 @@ def koil_score(kernel: Kernel, out, X) -> np.ndarray:
     return np.asarray([_f(kernel, out["bufs"], x) for x in np.asarray(X, np.float64)])
 
 
-def koil_mkl(X, y, order, *, eta, C, kernels: list[Kernel], budget_pos, budget_neg, k, policy="RS++",
-             loss="hinge", u=None):
-    """KOIL-MKL (004 Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` before the round; ``w`` the
+def koil_mkl(
+    X, y, order, *, eta, C, kernels: list[Kernel], budget_pos, budget_neg, k, policy="RS++", loss="hinge", u=None
+):
+    """KOIL-MKL (the KOIL thesis, Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` before the round; ``w`` the
     final weights divided by their maximum; per kernel the buffers."""
     X = np.asarray(X, np.float64)
     m = len(kernels)
@@ -154,17 +162,23 @@ def koil_mkl(X, y, order, *, eta, C, kernels: list[Kernel], budget_pos, budget_n
         new_w = w.copy()
         for l in range(m):
             if u[t][l][0] < limit[l]:
-                _, pl = koil_round(kernels[l], bufs[l], X[i], yt, u[t][l][1:], eta=eta, C=C, k=k, policy=policy,
-                                   loss=loss, decay=False)
+                _, pl = koil_round(
+                    kernels[l], bufs[l], X[i], yt, u[t][l][1:], eta=eta, C=C, k=k, policy=policy, loss=loss, decay=False
+                )
                 new_w[l] = w[l] * math.exp(-eta * C * pl)
         w = new_w / new_w.max()
-    return {"scores": np.asarray(scores), "w": w, "bufs": bufs,
-            "alpha": [(np.asarray(b[1].a), np.asarray(b[-1].a)) for b in bufs]}
+    return {
+        "scores": np.asarray(scores),
+        "w": w,
+        "bufs": bufs,
+        "alpha": [(np.asarray(b[1].a), np.asarray(b[-1].a)) for b in bufs],
+    }
 
 
 # --------------------------------------------------------------------------------------------------------------
 # OAM and OPAUC
 # --------------------------------------------------------------------------------------------------------------
+
 
 def oam(X, y, order, *, C, budget_pos, budget_neg, u):
     """OAM_seq (Zhao et al. 2011) with reservoir buffers: ``scores`` and final ``w``, buffers."""
@@ -206,7 +220,7 @@ def opauc(X, y, order, *, eta, lam):
         if other:
             O = np.asarray(other)
             c = O.mean(axis=0)
-            G = (O - c).T @ (O - c) / len(O)            # biased covariance, from the rows themselves
+            G = (O - c).T @ (O - c) / len(O)  # biased covariance, from the rows themselves
             diff = x - c
             w = w - eta * (lam * w - yt * diff + diff * (diff @ w) + G @ w)
     return {"scores": np.asarray(scores), "w": w}
@@ -215,6 +229,7 @@ def opauc(X, y, order, *, eta, lam):
 # --------------------------------------------------------------------------------------------------------------
 # kernel learners on a budget
 # --------------------------------------------------------------------------------------------------------------
+
 
 def _fk(kernel, xs, alphas, z) -> float:
     return float(np.dot(alphas, kernel(np.asarray(xs), z))) if xs else 0.0
@@ -232,7 +247,8 @@ def norma(X, y, order, *, eta, lam, nu, kernel: Kernel, budget):
         al = [(1.0 - eta * lam) * a for a in al]
         if err:
             if len(xs) < budget:
-                xs.append(x.copy()); al.append(eta * yt)
+                xs.append(x.copy())
+                al.append(eta * yt)
             else:
                 xs[head], al[head] = x.copy(), eta * yt
                 head = (head + 1) % budget
@@ -249,7 +265,8 @@ def rbp(X, y, order, *, kernel: Kernel, budget, u):
         scores.append(f)
         if yt * f <= 0:
             if len(xs) < budget:
-                xs.append(x.copy()); al.append(float(yt))
+                xs.append(x.copy())
+                al.append(float(yt))
             else:
                 r = min(int(np.floor(u[t][0] * budget)), budget - 1)
                 xs[r], al[r] = x.copy(), float(yt)
@@ -269,17 +286,18 @@ def forgetron(X, y, order, *, kernel: Kernel, budget):
             continue
         M += 1
         if len(xs) < budget:
-            xs.append(x.copy()); al.append(float(yt))
+            xs.append(x.copy())
+            al.append(float(yt))
             continue
         r = head
         x_r, a_r = xs[r], al[r]
         y_r, s_r = np.sign(a_r), abs(a_r)
         mu = y_r * (_fk(kernel, xs, al, x_r) + yt * float(kernel(x[None, :], x_r)[0]))
-        psi = lambda phi: (phi * s_r) ** 2 + 2 * phi * s_r - 2 * (phi * s_r) * (phi * mu)
+        psi = lambda phi, s_r=s_r, mu=mu: (phi * s_r) ** 2 + 2 * phi * s_r - 2 * (phi * s_r) * (phi * mu)
         limit = 15.0 / 32.0 * M - Q
         if psi(1.0) <= limit:
             phi = 1.0
-        else:                                   # largest φ in (0, 1] with ψ(φ) ≤ limit: smallest positive root
+        else:  # largest φ in (0, 1] with ψ(φ) ≤ limit: smallest positive root
             a, b = s_r * s_r - 2 * s_r * mu, 2 * s_r
             roots = np.roots([a, b, -limit]) if a != 0 else np.array([limit / b])
             roots = np.real(roots[np.isreal(roots)])
@@ -311,7 +329,8 @@ def projectron(X, y, order, *, eta, kernel: Kernel, budget, plus=False):
         m = yt * f
         if m <= 0:
             if delta > eta and len(xs) < budget:
-                xs.append(x.copy()); al.append(float(yt))
+                xs.append(x.copy())
+                al.append(float(yt))
             else:
                 al = list(np.asarray(al) + yt * d)
         elif plus and m < 1:

@@ -1,18 +1,21 @@
 """An independent float64 NumPy reference for COG-I/II and ACOG-I/II (full and diagonal).
 
-Written from SPEC.md §1–4 only, one example at a time, with plain loops and no vectorisation over rounds or
-runs, so that it can check jcsol's engine step by step. It does not import jcsol.
+Written from the conventions of ``docs/conventions.md`` and the papers' update rules only (Wang, Zhao, Hoi,
+*Cost-Sensitive Online Classification*, ICDM 2012; Zhao, Zhang, Wu, Hoi, Tan, Huang, *Adaptive Cost-Sensitive
+Online Classification*, IEEE TKDE 2019), one example at a time, with plain loops and no vectorisation over rounds
+or runs, so that it can check jcsol's engine step by step. It does not import jcsol.
 
-Conventions (SPEC §1): round ``t`` takes row ``order[t]``, scores it with the model *before* the update,
+Conventions: round ``t`` takes row ``order[t]``, scores it with the model *before* the update,
 ``f_t = w_t · x_t``, predicts ``+1`` iff ``f_t >= 0``, then updates. ``w_1 = 0``, ``Σ_1 = I``.
 
-ρ (SPEC §3) is given as a ``rho_of`` callable: ``rho_of(labels) -> ρ_t`` for a run's whole label stream
+ρ (``docs/conventions.md``) is given as a ``rho_of`` callable: ``rho_of(labels) -> ρ_t`` for a run's whole label stream
 ``labels = y[order]`` (in round order). :func:`sum_offline`, :func:`sum_laplace` and :func:`cost` build them.
 """
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,8 +26,9 @@ TP, FN, FP, TN = 0, 1, 2, 3
 
 
 # --------------------------------------------------------------------------------------------------------------
-# ρ_t (SPEC §3): ρ for a positive example, 1 for a negative one.
+# ρ_t: ρ for a positive example, 1 for a negative one (docs/conventions.md).
 # --------------------------------------------------------------------------------------------------------------
+
 
 def sum_offline(alpha_p: float = 0.5) -> RhoOf:
     """*sum*, offline: ``ρ = α_p T_n / (α_n T_p)`` with ``T_p, T_n`` counted over the run's whole stream."""
@@ -71,8 +75,9 @@ def cost(c_p: float = 0.9, c_n: float = 0.1) -> RhoOf:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Losses (SPEC §3)
+# Losses: type I and type II (docs/conventions.md)
 # --------------------------------------------------------------------------------------------------------------
+
 
 def loss_value(kind: str, margin: float, rho: float) -> float:
     """The cost-sensitive loss at margin ``m = y w·x``: ``max(0, ρ_t − m)`` (I), ``ρ_t max(0, 1 − m)`` (II)."""
@@ -91,14 +96,14 @@ def gradient(kind: str, x: np.ndarray, y: float, rho: float) -> np.ndarray:
 class Trace(NamedTuple):
     """A reference run: one entry per round (in round order) and the final model."""
 
-    scores: np.ndarray       # (L,) f_t = w_t · x_t, before the update
+    scores: np.ndarray  # (L,) f_t = w_t · x_t, before the update
     predictions: np.ndarray  # (L,) +1 iff f_t >= 0 else -1
-    labels: np.ndarray       # (L,) y_t
-    rhos: np.ndarray         # (L,) ρ_t
-    losses: np.ndarray       # (L,) ℓ_t(w_t)
-    w: np.ndarray            # (d,) final weights (μ for ACOG)
+    labels: np.ndarray  # (L,) y_t
+    rhos: np.ndarray  # (L,) ρ_t
+    losses: np.ndarray  # (L,) ℓ_t(w_t)
+    w: np.ndarray  # (d,) final weights (μ for ACOG)
     sigma: np.ndarray | None  # final Σ (d, d), its diagonal (d,), or None for COG
-    snapshots: dict          # k -> (w, Σ) after the first k rounds, for the requested checkpoints
+    snapshots: dict  # k -> (w, Σ) after the first k rounds, for the requested checkpoints
 
     @property
     def updated(self) -> np.ndarray:
@@ -116,22 +121,34 @@ def _copy(a):
 
 
 def cog(X, y, order, eta: float, loss: str, rho_of: RhoOf, checkpoints=()) -> Trace:
-    """COG-I / COG-II (SPEC §4): ``w ← w − λ g`` when ``ℓ_t > 0``, else unchanged; ``w_1 = 0``.
+    """COG-I / COG-II (Wang, Zhao, Hoi, ICDM 2012): ``w ← w − λ g`` when ``ℓ_t > 0``, else unchanged; ``w_1 = 0``.
 
     ``checkpoints``: round counts ``k`` at which to keep a copy of the model after the first ``k`` rounds.
     """
     return _run(X, y, order, rho_of, checkpoints, loss, _COGStep(eta, loss))
 
 
-def acog(X, y, order, eta: float, gamma: float, loss: str, diagonal: bool, rho_of: RhoOf,
-         checkpoints=()) -> Trace:
-    """ACOG-I / ACOG-II, full or diagonal (SPEC §4). Predict with μ; when ``ℓ_t(μ_t) > 0``:
+def acog(
+    X,
+    y,
+    order,
+    eta: float,
+    gamma: float,
+    loss: str,
+    diagonal: bool,
+    rho_of: RhoOf,
+    checkpoints=(),
+    new_sigma: float = 1.0,
+) -> Trace:
+    """ACOG-I / ACOG-II, full or diagonal (Zhao et al., *Adaptive Cost-Sensitive Online Classification*, TKDE,
+    Alg. 1 and §2.2). Predict with μ; when ``ℓ_t(μ_t) > 0``:
 
     full: ``Σ_{t+1} = Σ_t − Σ_t x xᵀ Σ_t / (γ + xᵀ Σ_t x)``, then ``μ_{t+1} = μ_t − η Σ_{t+1} g_t`` (the new Σ);
     diag: ``s ← s − (s∘x)² / (γ + Σ_i s_i x_i²)``, then ``μ ← μ − η s∘g`` (the new s).
-    Otherwise nothing changes. ``μ_1 = 0``, ``Σ_1 = I``.
+    Otherwise nothing changes. ``μ_1 = 0``, ``Σ_1 = I``. ``new_sigma`` = ν steps along ``(1 − ν) Σ_t + ν Σ_{t+1}``
+    instead (ν = 0: the old Σ_t, that paper's Fig. 7), both matrices formed explicitly.
     """
-    return _run(X, y, order, rho_of, checkpoints, loss, _ACOGStep(eta, gamma, loss, diagonal))
+    return _run(X, y, order, rho_of, checkpoints, loss, _ACOGStep(eta, gamma, loss, diagonal, new_sigma))
 
 
 class _COGStep:
@@ -147,23 +164,26 @@ class _COGStep:
 
 
 class _ACOGStep:
-    def __init__(self, eta, gamma, kind, diagonal):
-        self.eta, self.gamma, self.kind, self.diagonal = eta, gamma, kind, diagonal
+    def __init__(self, eta, gamma, kind, diagonal, new_sigma=1.0):
+        self.eta, self.gamma, self.kind, self.diagonal, self.nu = eta, gamma, kind, diagonal, new_sigma
 
     def init(self, d):
         return np.zeros(d), (np.ones(d) if self.diagonal else np.eye(d))
 
     def update(self, mu, sigma, x, y, rho):
         g = gradient(self.kind, x, y, rho)
+        old = sigma
         if self.diagonal:
             sx = sigma * x
             sigma = sigma - sx * sx / (self.gamma + float(np.sum(sigma * x * x)))
-            mu = mu - self.eta * sigma * g                    # new s
+            step = sigma if self.nu == 1.0 else (1 - self.nu) * old + self.nu * sigma
+            mu = mu - self.eta * step * g  # new s (ν = 1)
         else:
-            sigma_x = sigma @ x                                # Σ_t x
-            x_sigma = x @ sigma                                # xᵀ Σ_t
+            sigma_x = sigma @ x  # Σ_t x
+            x_sigma = x @ sigma  # xᵀ Σ_t
             sigma = sigma - np.outer(sigma_x, x_sigma) / (self.gamma + float(x @ sigma_x))
-            mu = mu - self.eta * (sigma @ g)                   # Σ_{t+1} g_t
+            step = sigma if self.nu == 1.0 else (1 - self.nu) * old + self.nu * sigma
+            mu = mu - self.eta * (step @ g)  # Σ_{t+1} g_t (ν = 1)
         return mu, sigma
 
 
@@ -181,7 +201,7 @@ def _run(X, y, order, rho_of: RhoOf, checkpoints, kind: str, step) -> Trace:
     snapshots = {0: (w.copy(), _copy(sigma))} if 0 in keep else {}
     for t in range(L):
         x, yt, rho = X[order[t]], float(labels[t]), float(rhos[t])
-        f = float(np.dot(w, x))            # score with the model before the update
+        f = float(np.dot(w, x))  # score with the model before the update
         scores[t] = f
         ell = loss_value(kind, yt * f, rho)
         losses[t] = ell
@@ -189,7 +209,7 @@ def _run(X, y, order, rho_of: RhoOf, checkpoints, kind: str, step) -> Trace:
             w, sigma = step.update(w, sigma, x, yt, rho)
         if t + 1 in keep:
             snapshots[t + 1] = (w.copy(), _copy(sigma))
-    predictions = np.where(scores >= 0, 1.0, -1.0)   # score exactly 0 predicts +1
+    predictions = np.where(scores >= 0, 1.0, -1.0)  # score exactly 0 predicts +1
     return Trace(scores, predictions, labels, rhos, losses, w, sigma, snapshots)
 
 
@@ -198,21 +218,25 @@ def confusion(labels, predictions) -> np.ndarray:
     labels = np.asarray(labels)
     predictions = np.asarray(predictions)
     pos, pred_pos = labels > 0, predictions > 0
-    return np.array([
-        np.sum(pos & pred_pos),     # tp
-        np.sum(pos & ~pred_pos),    # fn
-        np.sum(~pos & pred_pos),    # fp
-        np.sum(~pos & ~pred_pos),   # tn
-    ], np.int64)
+    return np.array(
+        [
+            np.sum(pos & pred_pos),  # tp
+            np.sum(pos & ~pred_pos),  # fn
+            np.sum(~pos & pred_pos),  # fp
+            np.sum(~pos & ~pred_pos),  # tn
+        ],
+        np.int64,
+    )
 
 
-def run_variant(name: str, X, y, order, rho_of: RhoOf, eta: float, gamma: float = 1.0,
-                checkpoints=()) -> Trace:
+def run_variant(
+    name: str, X, y, order, rho_of: RhoOf, eta: float, gamma: float = 1.0, checkpoints=(), new_sigma: float = 1.0
+) -> Trace:
     """The reference run of a variant named as in jcsol.VARIANTS (``"COG-I"``, ``"ACOG-II-diag"``, …)."""
     parts = name.split("-")
     family, kind, diagonal = parts[0], parts[1], parts[-1] == "diag"
     if family == "COG":
         return cog(X, y, order, eta, kind, rho_of, checkpoints)
     if family == "ACOG":
-        return acog(X, y, order, eta, gamma, kind, diagonal, rho_of, checkpoints)
+        return acog(X, y, order, eta, gamma, kind, diagonal, rho_of, checkpoints, new_sigma)
     raise ValueError(f"no reference for {name!r}")

@@ -1,12 +1,13 @@
-"""An independent float64 NumPy reference for SACOG (003 Alg. 2–3) and sparse SACOG (003 Alg. 4–6).
+"""An independent float64 NumPy reference for SACOG (Alg. 2–3) and sparse SACOG (Alg. 4–6) of Zhao, Zhang, Wu,
+Hoi, Tan, Huang, *Adaptive Cost-Sensitive Online Classification*, IEEE TKDE 2019.
 
-Written from SPEC.md §1, §3, §4 ("SACOG", "Sparse SACOG") and the paper's algorithms, one example at a time
+Written from ``docs/conventions.md`` and the paper's algorithms, one example at a time
 with plain loops and dense arrays, literally: ``S = (tΛ)^{1/2} V`` and ``H = diag(1/(1 + tΛ))`` are formed
 and the mean step is ``μ ← μ − η (g − Sᵀ H S g)``; ``orth`` is row-by-row Gram–Schmidt; the sparse version
 keeps the Gram matrix ``K`` itself, forms ``δ = F^{-1} Γ_t F Z x̂`` with an explicit inverse, and runs
 ``Decompose(F, K)`` as Alg. 6 writes it. It does not import jcsol.
 
-Conventions (SPEC §1): round ``t`` takes row ``order[t]``, scores it with the model *before* the update,
+Conventions: round ``t`` takes row ``order[t]``, scores it with the model *before* the update,
 predicts ``+1`` iff the score is ``>= 0``, then updates. ``μ_1 = 0``; the sketch starts from the given ``V_0``
 (``Z_0`` for the sparse version; ``F_0 = K_0 = I``), ``Λ_0 = 0``, ``t_0 = 0``, ``Γ_t = I/t``.
 
@@ -15,7 +16,8 @@ predicts ``+1`` iff the score is ``>= 0``, then updates. ``μ_1 = 0``; the sketc
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,13 +27,13 @@ RhoOf = Callable[[np.ndarray], np.ndarray]
 class Trace(NamedTuple):
     """One run of the reference: per-round arrays (length T) and the final model."""
 
-    scores: np.ndarray       # pre-update scores f_t
+    scores: np.ndarray  # pre-update scores f_t
     predictions: np.ndarray  # +1 iff f_t >= 0
-    losses: np.ndarray       # ℓ_t(μ_t)
-    labels: np.ndarray       # y[order]
-    mu: np.ndarray           # final mean μ (for the sparse version: w + Zᵀ b)
-    V: np.ndarray            # final sketch directions (m × d); F Z for the sparse version
-    lam: np.ndarray          # final Λ (m,)
+    losses: np.ndarray  # ℓ_t(μ_t)
+    labels: np.ndarray  # y[order]
+    mu: np.ndarray  # final mean μ (for the sparse version: w + Zᵀ b)
+    V: np.ndarray  # final sketch directions (m × d); F Z for the sparse version
+    lam: np.ndarray  # final Λ (m,)
 
 
 def sum_offline(alpha_p: float = 0.5) -> RhoOf:
@@ -46,7 +48,7 @@ def sum_offline(alpha_p: float = 0.5) -> RhoOf:
 
 
 def loss_and_scale(kind: str, margin: float, rho: float) -> tuple[float, float]:
-    """SPEC §3: the loss and ``c`` in ``g = −c·y·x``: I ``max(0, ρ − y f)``, c = 1; II ``ρ max(0, 1 − y f)``, c = ρ."""
+    """The loss and ``c`` in ``g = −c·y·x``: I ``max(0, ρ − y f)``, c = 1; II ``ρ max(0, 1 − y f)``, c = ρ."""
     if kind == "I":
         return max(0.0, rho - margin), 1.0
     if kind == "II":
@@ -67,9 +69,19 @@ def gram_schmidt_rows(A: np.ndarray) -> np.ndarray:
     return Q
 
 
-def sacog(X, y, order, V0, *, eta: float, gamma: float = 1.0, loss: str = "I",
-          rho_of: RhoOf | None = None, sketch_every: int = 1) -> Trace:
-    """SACOG (003 Alg. 2) with Oja's sketch (Alg. 3), one example at a time, in float64.
+def sacog(
+    X,
+    y,
+    order,
+    V0,
+    *,
+    eta: float,
+    gamma: float = 1.0,
+    loss: str = "I",
+    rho_of: RhoOf | None = None,
+    sketch_every: int = 1,
+) -> Trace:
+    """SACOG (the ACOG paper's Alg. 2) with Oja's sketch (Alg. 3), one example at a time, in float64.
 
     ``sketch_every = k > 1`` ("update the sketch every m rounds"): ``Λ`` every round; Oja's step
     ``Γ_t V x̂ x̂ᵀ`` accumulated with ``V`` frozen, and ``V ← orth(V + accumulated)`` on rounds ``t ≡ 0 mod k``.
@@ -95,7 +107,7 @@ def sacog(X, y, order, V0, *, eta: float, gamma: float = 1.0, loss: str = "I",
         t += 1
         gamma_t = 1.0 / t
         proj = V @ x_hat
-        lam = (1.0 - gamma_t) * lam + gamma_t * proj ** 2
+        lam = (1.0 - gamma_t) * lam + gamma_t * proj**2
         step = gamma_t * np.outer(proj, x_hat)
         if sketch_every == 1:
             V = gram_schmidt_rows(V + step)
@@ -113,7 +125,8 @@ def sacog(X, y, order, V0, *, eta: float, gamma: float = 1.0, loss: str = "I",
 
 
 def decompose(F: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """003 Alg. 6: ``(L, Q)`` with ``L Q = F``, ``Q K Qᵀ = I``, ``L`` lower triangular (Gram–Schmidt under K).
+    """The ACOG paper's Alg. 6: ``(L, Q)`` with ``L Q = F``, ``Q K Qᵀ = I``, ``L`` lower triangular
+    (Gram–Schmidt under K).
 
     Assumes every ``c`` is non-zero (the paper's footnote 1), so no row or column is deleted.
     """
@@ -132,13 +145,23 @@ def decompose(F: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return L, Q
 
 
-def sparse_sacog(X, y, order, Z0, *, eta: float, gamma: float = 1.0, loss: str = "I",
-                 rho_of: RhoOf | None = None, correct_every_round: bool = True) -> Trace:
-    """Sparse SACOG (003 Alg. 4) with the sparse Oja's sketch (Alg. 5) and Decompose (Alg. 6), float64.
+def sparse_sacog(
+    X,
+    y,
+    order,
+    Z0,
+    *,
+    eta: float,
+    gamma: float = 1.0,
+    loss: str = "I",
+    rho_of: RhoOf | None = None,
+    correct_every_round: bool = True,
+) -> Trace:
+    """Sparse SACOG (the ACOG paper's Alg. 4) with the sparse Oja's sketch (Alg. 5) and Decompose (Alg. 6), float64.
 
     ``correct_every_round=False`` is the paper's text: ``w ← w − η g − x̂ δᵀ b`` only when ``ℓ_t > 0``.
     ``True`` also applies ``w ← w − x̂ δᵀ b`` on the other rounds, since ``Z`` changes on every round and
-    ``μ = w + Zᵀ b`` needs it (SPEC: sparse SACOG must predict as SACOG).
+    ``μ = w + Zᵀ b`` needs it (sparse SACOG must predict as SACOG).
     """
     X = np.asarray(X, np.float64)
     y = np.asarray(y)

@@ -1,6 +1,7 @@
-"""The baselines of 004 Table 3.3 (OAM, OPAUC, NORMA, RBP, Forgetron, Projectron, Projectron++) against the float64
-NumPy references of ``tests/koil_reference.py``, round by round; the AUC, the cross-validation splits and the
-one-computation KOIL protocol of :mod:`jcsol.auc`.
+"""The baselines of the KOIL thesis's Table 3.3 (OAM, OPAUC, NORMA, RBP, Forgetron, Projectron, Projectron++)
+against the float64 NumPy references of ``tests/koil_reference.py``, round by round; the AUC
+(:func:`jcsol.metrics.auc`), the one-computation KOIL protocol (:func:`jcsol.protocols.protocol_auc`) and the
+KOIL data (:mod:`jcsol.datasets.koil`).
 
 Tolerances as in ``test_koil.py``: float32 jcsol against the float64 reference on the same float32 data and
 uniform draws, ``rtol = 1e-3`` and ``atol = 1e-4 · max|reference|``; one different decision (an update made or
@@ -16,15 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import shared_data
 
 import jcsol
 from jcsol.algorithms.auc_baselines import OAM, OPAUC
 from jcsol.algorithms.budget_kernel import NORMA, RBP, Forgetron, Projectron
 from jcsol.algorithms.koil import KOIL, uniforms
-from jcsol.auc import auc, auc_numpy, cv_splits, koil_synthetic, load_koil, protocol_auc
 from jcsol.base import Example
-
-from conftest import shared_data
+from jcsol.datasets import koil_synthetic, load_koil
+from jcsol.metrics import auc, auc_numpy
+from jcsol.protocols import cv_splits, protocol_auc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import koil_reference as ref  # noqa: E402
@@ -69,6 +71,7 @@ def sonar():
 # linear AUC learners
 # --------------------------------------------------------------------------------------------------------------
 
+
 def test_oam_matches_reference(sonar):
     X, y, order = sonar
     learner = OAM(C=0.5, budget_pos=10, budget_neg=12)
@@ -91,7 +94,7 @@ def test_opauc_matches_reference(sonar):
     close(scores, out["scores"])
     close(state.w, out["w"])
     pos = X[y > 0].astype(np.float64)
-    close(state.cov[0], np.cov(pos.T, bias=True), 1.0)              # the exact running covariance
+    close(state.cov[0], np.cov(pos.T, bias=True), 1.0)  # the exact running covariance
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -99,17 +102,26 @@ def test_opauc_matches_reference(sonar):
 # --------------------------------------------------------------------------------------------------------------
 
 KERNEL_CASES = {
-    "NORMA": (lambda: NORMA(eta=0.2, lam=0.1, nu=0.3, sigma=0.2, budget=40),
-              lambda X, y, o, u: ref.norma(X, y, o, eta=0.2, lam=0.1, nu=0.3, kernel=ref.gaussian(0.2), budget=40)),
-    "RBP": (lambda: RBP(sigma=0.2, budget=15),
-            lambda X, y, o, u: ref.rbp(X, y, o, kernel=ref.gaussian(0.2), budget=15, u=u)),
-    "Forgetron": (lambda: Forgetron(sigma=0.2, budget=15),
-                  lambda X, y, o, u: ref.forgetron(X, y, o, kernel=ref.gaussian(0.2), budget=15)),
-    "Projectron": (lambda: Projectron(eta=0.3, sigma=0.2, budget=60),
-                   lambda X, y, o, u: ref.projectron(X, y, o, eta=0.3, kernel=ref.gaussian(0.2), budget=60)),
-    "Projectron++": (lambda: Projectron(eta=0.3, sigma=0.2, budget=60, plus=True),
-                     lambda X, y, o, u: ref.projectron(X, y, o, eta=0.3, kernel=ref.gaussian(0.2), budget=60,
-                                                       plus=True)),
+    "NORMA": (
+        lambda: NORMA(eta=0.2, lam=0.1, nu=0.3, sigma=0.2, budget=40),
+        lambda X, y, o, u: ref.norma(X, y, o, eta=0.2, lam=0.1, nu=0.3, kernel=ref.gaussian(0.2), budget=40),
+    ),
+    "RBP": (
+        lambda: RBP(sigma=0.2, budget=15),
+        lambda X, y, o, u: ref.rbp(X, y, o, kernel=ref.gaussian(0.2), budget=15, u=u),
+    ),
+    "Forgetron": (
+        lambda: Forgetron(sigma=0.2, budget=15),
+        lambda X, y, o, u: ref.forgetron(X, y, o, kernel=ref.gaussian(0.2), budget=15),
+    ),
+    "Projectron": (
+        lambda: Projectron(eta=0.3, sigma=0.2, budget=60),
+        lambda X, y, o, u: ref.projectron(X, y, o, eta=0.3, kernel=ref.gaussian(0.2), budget=60),
+    ),
+    "Projectron++": (
+        lambda: Projectron(eta=0.3, sigma=0.2, budget=60, plus=True),
+        lambda X, y, o, u: ref.projectron(X, y, o, eta=0.3, kernel=ref.gaussian(0.2), budget=60, plus=True),
+    ),
 }
 
 
@@ -130,15 +142,16 @@ def test_budget_kernel_learner_matches_reference(planar, name):
     expected = [np.dot(out["alpha"], ref.gaussian(0.2)(out["x"], x)) for x in X[:30].astype(np.float64)]
     close(learner.score(state, X[:30]), expected)
     if name in ("RBP", "Forgetron"):
-        assert size == learner.budget                                 # the budget was reached and enforced
+        assert size == learner.budget  # the budget was reached and enforced
     if name == "Forgetron":
         close(state.Q, out["Q"])
-        assert out["Q"] > 0                                           # some removal shrank the weights
+        assert out["Q"] > 0  # some removal shrank the weights
 
 
 # --------------------------------------------------------------------------------------------------------------
 # AUC, splits, protocol
 # --------------------------------------------------------------------------------------------------------------
+
 
 def brute_auc(s, y):
     pos, neg = s[y > 0], s[y <= 0]
@@ -148,7 +161,7 @@ def brute_auc(s, y):
 
 def test_auc_counts_ties_half_and_ignores_masked_entries():
     rng = np.random.default_rng(0)
-    s = rng.integers(0, 6, 300).astype(np.float32)                  # many ties
+    s = rng.integers(0, 6, 300).astype(np.float32)  # many ties
     y = np.where(rng.random(300) < 0.3, 1, -1)
     assert abs(float(auc(s, y)) - brute_auc(s, y)) < 1e-6
     assert abs(auc_numpy(s, y) - brute_auc(s, y)) < 1e-12
@@ -160,30 +173,13 @@ def test_auc_counts_ties_half_and_ignores_masked_entries():
     np.testing.assert_allclose(vm, [brute_auc(b, y) for b in batch], atol=1e-6)
 
 
-def test_cv_splits_are_stratified_complete_and_trimmed():
-    y = np.where(np.random.default_rng(1).random(103) < 0.2, 1, -1)
-    sp = cv_splits(y, n_folds=5, n_repeats=4, seed=3)
-    assert sp.train.shape[0] == 20 and sp.test.shape[0] == 20
-    n_pos = (y > 0).sum()
-    for r in range(4):
-        tests = [sp.test[5 * r + f][sp.test_mask[5 * r + f]] for f in range(5)]
-        np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.arange(103))   # a partition
-        for f in range(5):
-            p = 5 * r + f
-            assert abs((y[tests[f]] > 0).sum() - n_pos / 5) < 1                          # stratified
-            assert not np.intersect1d(sp.train[p], tests[f]).size
-            assert len(np.unique(sp.train[p])) == sp.train.shape[1] == 103 - len(tests[f]) - sp.dropped[p]
-    assert sp.dropped.max() <= 2 and sp.dropped.min() == 0
-    assert not np.array_equal(sp.train[0], cv_splits(y, seed=4).train[0])
-
-
 def test_protocol_is_one_run_and_scores_each_runs_own_test_fold():
     """``protocol_auc`` on a σ grid equals, run by run, a single-stream run scored on that run's test fold.
 
     FIFO++ makes no random choice, so the single runs need not share the protocol's PRNG keys.
     """
     X, y = koil_synthetic(40, 160, seed=2)
-    sp = cv_splits(y, n_folds=5, n_repeats=2, seed=0)
+    sp = cv_splits(y, folds=5, repeats=2, seed=0)
     learner = KOIL(sigma=np.array([0.1, 0.3]), C=4.0, budget_pos=10, budget_neg=10, k=2, policy="FIFO++")
     pr = protocol_auc(learner, X, y, sp)
     assert pr.auc.shape == (2, 10)
@@ -195,7 +191,7 @@ def test_protocol_is_one_run_and_scores_each_runs_own_test_fold():
             rows = sp.test[p][sp.test_mask[p]]
             scores = np.asarray(single.score(jax.tree.map(lambda a: a[0], res.states), X[rows]))
             assert abs(pr.auc[g, p] - auc_numpy(scores, y[rows])) < 1e-5
-    assert pr.auc.mean() > 0.85                                       # the kernel separates the "+" layout
+    assert pr.auc.mean() > 0.85  # the kernel separates the "+" layout
 
 
 def test_koil_data_loader_and_synthetic_sets():
@@ -206,6 +202,6 @@ def test_koil_data_loader_and_synthetic_sets():
     assert Xs.shape == (1100, 2) and (ys > 0).sum() == 100
     assert Xs.min() == 0 and Xs.max() == 1
     centre = Xs[ys > 0].mean(axis=0)
-    assert np.all(np.abs(centre - Xs.mean(axis=0)) < 0.05)            # positives in the middle of the "+"
+    assert np.all(np.abs(centre - Xs.mean(axis=0)) < 0.05)  # positives in the middle of the "+"
     with pytest.raises(FileNotFoundError):
         load_koil("no_such_set", data_dir=shared_data("koil"))

@@ -1,4 +1,5 @@
-"""The papers' linear baselines (SPEC §5) against independent float64 NumPy loops (tests/baselines_reference.py).
+"""The papers' linear baselines (docs/bibliography.md) against independent float64 NumPy loops
+(tests/baselines_reference.py).
 
 For every learner: step-by-step equality of the predictions with the reference, every round's score and the
 final weights equal up to float32 rounding (amplified by the second-order learners' large steps, see ``Case``),
@@ -12,17 +13,16 @@ cumulative ``(tp, fn, fp, tn)`` gives each round's cell, and cells 0 (tp) and 2 
 
 from __future__ import annotations
 
+import baselines_reference as reference
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import shared_data
 
-import baselines_reference as reference
 import jcsol
 from jcsol.algorithms.cw import covariance
 from jcsol.base import Example
-
-from conftest import shared_data
 
 
 class Case:
@@ -67,19 +67,17 @@ CASES = [
     Case("CPA-PB", [{"C": 2.0}, {"C": 0.5}], flip_rtol=0.0),
     Case("AROW", [{"r": 1.0}, {"r": 0.1}], flip_rtol=1e-3, s_rtol=2e-3, w_rtol=(1e-5, 1e-3)),
     Case("CW", [{"eta": 0.7}, {"eta": 0.9}], flip_rtol=1e-3, max_flips=3e-3, s_rtol=5e-4, w_rtol=(2e-5, 1e-2)),
-    Case("SCW-I", [{"eta": 0.75, "C": 1.0}, {"eta": 0.6, "C": 0.1}], flip_rtol=1e-3, s_rtol=5e-4,
-         w_rtol=(2e-5, 1e-3)),
-    Case("SCW-II", [{"eta": 0.9, "C": 1.0}, {"eta": 0.7, "C": 10.0}], flip_rtol=1e-3, s_rtol=5e-4,
-         w_rtol=(2e-5, 1e-3)),
+    Case("SCW-I", [{"eta": 0.75, "C": 1.0}, {"eta": 0.6, "C": 0.1}], flip_rtol=1e-3, s_rtol=5e-4, w_rtol=(2e-5, 1e-3)),
+    Case("SCW-II", [{"eta": 0.9, "C": 1.0}, {"eta": 0.7, "C": 10.0}], flip_rtol=1e-3, s_rtol=5e-4, w_rtol=(2e-5, 1e-3)),
     Case("OGD-hinge", [{"eta": 1.0}, {"eta": 0.2}]),
     Case("OGD-logistic", [{"eta": 1.0}, {"eta": 5.0}]),
 ]
 
 
 def _learner(name: str, settings: list[dict]):
-    """The variant with each hyperparameter as an array over ``settings`` (a grid of len(settings) points)."""
+    """The variant with its hyperparameters paired over ``settings`` (a grid of len(settings) points)."""
     keys = settings[0].keys()
-    return jcsol.by_name(name, **{k: np.array([s[k] for s in settings]) for k in keys})
+    return jcsol.paired(jcsol.by_name(name), **{k: [s[k] for s in settings] for k in keys})
 
 
 def _predictions(res) -> np.ndarray:
@@ -106,21 +104,25 @@ def _compare(case: Case, res, X, y, rho, grid_index, settings, w_rtol, label):
             allowed |= np.isin(differ, trace.followed)
             assert len(trace.followed) <= case.max_flips * len(order), f"{where}: {len(trace.followed)} ties"
         far = differ[~allowed]
-        assert far.size == 0, (f"{where}: {far.size} predictions differ away from near-ties, the first at round "
-                               f"{far[0]} (reference score {scores[far[0]]:.6g}, max |score| "
-                               f"{np.abs(scores).max():.3g})")
+        assert far.size == 0, (
+            f"{where}: {far.size} predictions differ away from near-ties, the first at round "
+            f"{far[0]} (reference score {scores[far[0]]:.6g}, max |score| "
+            f"{np.abs(scores).max():.3g})"
+        )
         assert differ.size <= case.max_flips * len(order), f"{where}: {differ.size} predictions differ"
         engine_scores = np.asarray(res.scores)[grid_index][p]
-        np.testing.assert_allclose(engine_scores, scores, rtol=0, atol=case.s_rtol * np.abs(scores).max(),
-                                   err_msg=f"{where}: scores")
+        np.testing.assert_allclose(
+            engine_scores, scores, rtol=0, atol=case.s_rtol * np.abs(scores).max(), err_msg=f"{where}: scores"
+        )
         state = trace.state
         key = "w" if "w" in state else "mu"
         ref_w = state[key]
         np.testing.assert_allclose(weights[p], ref_w, rtol=0, atol=w_rtol * np.abs(ref_w).max(), err_msg=where)
         if "sigma" in state:
             sigma = np.asarray(covariance(res.states) if hasattr(res.states, "root") else res.states.sigma)
-            np.testing.assert_allclose(sigma[grid_index][p], state["sigma"], rtol=0,
-                                       atol=w_rtol * np.abs(state["sigma"]).max(), err_msg=where)
+            np.testing.assert_allclose(
+                sigma[grid_index][p], state["sigma"], rtol=0, atol=w_rtol * np.abs(state["sigma"]).max(), err_msg=where
+            )
         if "t" in state:
             assert int(np.asarray(res.states.t)[grid_index][p]) == state["t"] == len(order)
 
@@ -167,6 +169,7 @@ def test_cost_sensitive_baselines_follow_the_objective(name, german):
     assert not np.array_equal(_predictions(res), _predictions(other))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_matches_reference_on_a9a(case, a9a):
     X, y = a9a
@@ -189,7 +192,10 @@ GRIDS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GRIDS))
+@pytest.mark.parametrize(
+    "name",
+    [name if name in ("PA-I", "SCW-I") else pytest.param(name, marks=pytest.mark.slow) for name in sorted(GRIDS)],
+)  # one axis and a product of two; the rest: slow tier
 def test_grid_in_one_run_equals_separate_runs(name, german):
     X, y = german
     X, y = X[:250], y[:250]
@@ -217,13 +223,15 @@ def test_sparse_rows_give_the_dense_run(name, german):
     Xs, ys = jcsol.datasets.load("german", sparse=True)
     np.testing.assert_array_equal(y, ys)
     dense = jcsol.run(learner, X[:300], y[:300], perms=2, key=2)
-    sparse = jcsol.run(learner, jcsol.SparseRows(Xs.indices[:300], Xs.values[:300], Xs.n_features), y[:300],
-                       perms=2, key=2)
+    sparse = jcsol.run(
+        learner, jcsol.SparseRows(Xs.indices[:300], Xs.values[:300], Xs.n_features), y[:300], perms=2, key=2
+    )
     np.testing.assert_array_equal(dense.counts, sparse.counts)
     for a, b in zip(jax.tree.leaves(dense.states), jax.tree.leaves(sparse.states)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_cw_stays_finite_on_a9a(a9a):
     """Every score and the final state of the guarded CW are finite (and Σ positive semi-definite, Σ ⪯ I)."""
     X, y = a9a
@@ -236,9 +244,10 @@ def test_cw_stays_finite_on_a9a(a9a):
     sigma = np.asarray(covariance(res.states), np.float64)[0]
     eig = np.linalg.eigvalsh((sigma + sigma.T) / 2)
     assert eig.min() > -1e-6 and eig.max() < 1 + 1e-4
-    assert res.balanced_accuracy.mean() > 0.7   # and it still learns
+    assert res.balanced_accuracy.mean() > 0.7  # and it still learns
 
 
+@pytest.mark.slow
 def test_textbook_cw_breaks_down_on_a9a(a9a, monkeypatch):
     """Why CW is guarded: without the variance floor the float64 textbook update leaves Σ non-positive or the
     scores explode on a9a (LIBOL reports scores of 1e82)."""
@@ -248,7 +257,7 @@ def test_textbook_cw_breaks_down_on_a9a(a9a, monkeypatch):
     try:
         with np.errstate(all="ignore"):
             trace = reference.run("CW", X, y, order, _rho(y, jcsol.Sum()))
-    except (ValueError, ZeroDivisionError, OverflowError):   # √ of a negative variance, division by v = 0
+    except (ValueError, ZeroDivisionError, OverflowError):  # √ of a negative variance, division by v = 0
         return
     exploded = ~np.isfinite(trace.scores) | (np.abs(trace.scores) > 1e6)
     assert exploded.any() or not np.all(np.isfinite(trace.state["mu"]))
@@ -272,8 +281,9 @@ def test_romma_update_attains_margin_one_and_keeps_projection():
     learner = jcsol.ROMMA()
     w = jnp.array([1.0, 2.0, -1.0])
     x = jnp.array([-0.5, -1.0, 2.0])
-    state, info = learner.step(learner.init(3, jax.random.key(0))._replace(w=w), Example(x, jnp.float32(1.0),
-                                                                                         jnp.float32(1.0)))
+    state, info = learner.step(
+        learner.init(3, jax.random.key(0))._replace(w=w), Example(x, jnp.float32(1.0), jnp.float32(1.0))
+    )
     assert float(info.score) <= 0
     np.testing.assert_allclose(float(state.w @ w), float(w @ w), rtol=1e-6)
     np.testing.assert_allclose(float(state.w @ x), 1.0, rtol=1e-6)

@@ -21,14 +21,17 @@ def _same(a, b):
         np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
 
 
-@pytest.mark.parametrize("learner", [jcsol.ACOG(eta=[0.1, 10.0]), jcsol.COG(eta=[1.0, 100.0], loss="II")],
-                         ids=lambda l: l.name)
+@pytest.mark.parametrize(
+    "learner", [jcsol.ACOG(eta=[0.1, 10.0]), jcsol.COG(eta=[1.0, 100.0], loss="II")], ids=lambda l: l.name
+)
 def test_chunks_are_bit_identical_to_one_scan(german, learner):
     X, y = german
     whole = jcsol.run(learner, X, y, perms=3, curve_points=17, objective=jcsol.Sum(rho="laplace"))
     for chunk in (1000, 333, 64):
-        _same(whole, jcsol.run(learner, X, y, perms=3, curve_points=17, chunk_size=chunk,
-                               objective=jcsol.Sum(rho="laplace")))
+        _same(
+            whole,
+            jcsol.run(learner, X, y, perms=3, curve_points=17, chunk_size=chunk, objective=jcsol.Sum(rho="laplace")),
+        )
 
 
 def test_checkpointed_run_equals_plain_run(german, tmp_path):
@@ -36,8 +39,16 @@ def test_checkpointed_run_equals_plain_run(german, tmp_path):
     path = tmp_path / "run.ckpt"
     plain = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4)
     seen = []
-    saved = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4, chunk_size=100, checkpoint=path,
-                      checkpoint_every=3, on_chunk=lambda c: seen.append((c.chunks_done, c.n_chunks)))
+    saved = jcsol.run(
+        jcsol.ACOG(eta=[1.0, 100.0]),
+        X,
+        y,
+        perms=4,
+        chunk_size=100,
+        checkpoint=path,
+        checkpoint_every=3,
+        on_chunk=lambda c: seen.append((c.chunks_done, c.n_chunks)),
+    )
     _same(plain, saved)
     assert seen == [(k, 10) for k in range(1, 11)]
     assert path.exists() and saved.resumed_at == 0
@@ -58,6 +69,7 @@ KILLED_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a child process killed for real; runs interrupted in this process resume in the default run
 def test_run_killed_midway_resumes_to_the_same_result(german, tmp_path):
     X, y = german
     path = tmp_path / "killed.ckpt"
@@ -74,8 +86,13 @@ def test_checkpoint_of_another_run_is_refused(german, tmp_path):
     X, y = german
     path = tmp_path / "other.ckpt"
     jcsol.run(jcsol.COG(eta=1.0), X, y, perms=2, chunk_size=500, checkpoint=path)
-    for changed in (dict(learner=jcsol.COG(eta=2.0)), dict(perms=3), dict(key=1), dict(chunk_size=250),
-                    dict(objective=jcsol.Cost())):
+    for changed in (
+        dict(learner=jcsol.COG(eta=2.0)),
+        dict(perms=3),
+        dict(key=1),
+        dict(chunk_size=250),
+        dict(objective=jcsol.Cost()),
+    ):
         kwargs = dict(learner=jcsol.COG(eta=1.0), perms=2, chunk_size=500) | changed
         with pytest.raises(CheckpointError, match="different run"):
             jcsol.run(kwargs.pop("learner"), X, y, checkpoint=path, **kwargs)
@@ -118,8 +135,17 @@ def _rewrite(path, change):
         np.savez(fh, **arrays)
 
 
-@pytest.mark.parametrize("field, value", [("chunks_done", 1), ("chunks_done", 99), ("n_chunks", 3),
-                                          ("fingerprint", "0" * 64), ("n_leaves", 1), ("extra", 1)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("chunks_done", 1),
+        ("chunks_done", 99),
+        ("n_chunks", 3),
+        ("fingerprint", "0" * 64),
+        ("n_leaves", 1),
+        ("extra", 1),
+    ],
+)
 def test_every_checkpoint_field_is_covered_by_its_digest(german, tmp_path, field, value):
     X, y = german
     path = tmp_path / "d.ckpt"
@@ -166,6 +192,116 @@ def test_checkpoint_errors_come_before_the_run(german, tmp_path):
     path = tmp_path / "r.ckpt"
     jcsol.run(jcsol.COG(), X, y, perms=1, chunk_size=500, checkpoint=path)
     with pytest.raises(ValueError, match="record_scores needs every round"):
-        jcsol.run(jcsol.COG(), X, y, perms=1, chunk_size=500, checkpoint=path, record_scores=True,
-                  on_chunk=calls.append)
+        jcsol.run(
+            jcsol.COG(), X, y, perms=1, chunk_size=500, checkpoint=path, record_scores=True, on_chunk=calls.append
+        )
     assert calls == []
+
+
+def test_progress_bar_counts_the_rounds_of_the_run(small, capsys, tmp_path):
+    X, y = small
+    seen = []
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50, progress=True, on_chunk=lambda c: seen.append(c.rounds_done))
+    bar = capsys.readouterr().err
+    assert "COG-I" in bar and "200/200" in bar and "round" in bar and "100%" in bar
+    assert seen == [50, 100, 150, 200]  # on_chunk is called as before
+    path = tmp_path / "p.ckpt"
+
+    def stop_after_three(chunk):
+        if chunk.chunks_done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        jcsol.run(
+            jcsol.COG(), X, y, perms=2, chunk_size=50, checkpoint=path, checkpoint_every=3, on_chunk=stop_after_three
+        )
+    capsys.readouterr()
+    resumed = jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50, checkpoint=path, progress=True)
+    assert resumed.resumed_at == 150
+    bar = capsys.readouterr().err
+    frames = [frame for frame in bar.split("\r") if "/200" in frame]
+    assert "150/200" in frames[0] and "200/200" in frames[-1]  # the bar starts where the checkpoint ends
+
+
+def test_progress_is_shown_by_default_on_a_terminal_or_in_a_kernel(small, capsys, monkeypatch):
+    from jcsol import engine
+
+    X, y = small
+    assert not sys.stderr.isatty()
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50)
+    assert capsys.readouterr().err == ""  # neither a terminal nor a kernel: silent
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50)
+    assert "200/200" in capsys.readouterr().err
+    jcsol.run(jcsol.COG(), X, y, perms=2)
+    assert capsys.readouterr().err == ""  # one chunk: nothing to follow
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.setattr(engine, "_in_kernel", lambda: True)
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50)
+    assert "200/200" in capsys.readouterr().err
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_kernel_is_told_from_a_terminal_ipython(monkeypatch):
+    import types
+
+    from jcsol.engine import _in_kernel
+
+    class Shell:
+        def __init__(self, config):
+            self.config = config
+
+    fake = types.ModuleType("IPython")
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    fake.get_ipython = lambda: Shell({"IPKernelApp": {"connection_file": "kernel.json"}})
+    assert _in_kernel()  # Jupyter, Colab
+    fake.get_ipython = lambda: Shell({"TerminalInteractiveShell": {}})
+    assert not _in_kernel()  # IPython in a terminal
+    fake.get_ipython = lambda: None
+    assert not _in_kernel()  # IPython imported by a plain script
+    monkeypatch.delitem(sys.modules, "IPython")
+    assert not _in_kernel()
+
+
+LAYOUT_RUN = textwrap.dedent("""
+    import os, signal, sys
+    import numpy as np, jcsol
+    from jcsol.engine import _devices_for
+    X, y = jcsol.datasets.load("german")
+    print(len(_devices_for(3)), flush=True)
+    def die(chunk):
+        if chunk.chunks_done == int(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+    res = jcsol.run(jcsol.ACOG(eta=[0.1, 1.0, 10.0]), X, y, perms=3, key=7, curve_points=10, chunk_size=100,
+                    checkpoint=sys.argv[1], checkpoint_every=2, on_chunk=die)
+    np.savez(sys.argv[1] + ".npz", counts=res.counts, curve=res.curve, mu=res.states.mu, sigma=res.states.sigma,
+             resumed_at=res.resumed_at)
+""")
+
+
+def test_one_process_checkpoint_resumes_under_another_device_layout(german, tmp_path):
+    # written with 3 permutations over 2 devices (padded to 4), resumed on 1 device: a one-process checkpoint
+    # holds every run unpadded, whatever the layout
+    path = tmp_path / "layout.ckpt"
+
+    def launch(devices: int, die_after: int):
+        env = dict(os.environ, JCSOL_CPU_DEVICES=str(devices))
+        return subprocess.run(
+            [sys.executable, "-c", LAYOUT_RUN, str(path), str(die_after)], capture_output=True, text=True, env=env
+        )
+
+    killed = launch(2, 5)
+    assert killed.returncode == -9, killed.stderr
+    assert killed.stdout.strip() == "2"  # devices the permutations are split over
+    resumed = launch(1, 0)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == "1"
+    got = np.load(f"{path}.npz")
+    assert int(got["resumed_at"]) == 400
+    X, y = german
+    plain = jcsol.run(jcsol.ACOG(eta=[0.1, 1.0, 10.0]), X, y, perms=3, key=7, curve_points=10)
+    np.testing.assert_array_equal(got["counts"], plain.counts)
+    np.testing.assert_array_equal(got["curve"], plain.curve)
+    np.testing.assert_array_equal(got["mu"], np.asarray(plain.states.mu))
+    np.testing.assert_array_equal(got["sigma"], np.asarray(plain.states.sigma))

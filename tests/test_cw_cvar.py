@@ -22,23 +22,34 @@ from __future__ import annotations
 import math
 import warnings
 
+import cw_cvar_reference as reference
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
-import cw_cvar_reference as reference
 import jcsol
 from jcsol.algorithms import cw_cvar
-from jcsol.algorithms.cw_cvar import (CWCVaR, CWCosts, CWNoBuffer, CWRobust, buffer_add, buffer_cvar, buffer_quantile,
-                                      cvar_lambda, omega, zero_cost_limit)
+from jcsol.algorithms.cw_cvar import (
+    CWCosts,
+    CWCVaR,
+    CWNoBuffer,
+    CWRobust,
+    buffer_add,
+    buffer_cvar,
+    buffer_quantile,
+    cvar_lambda,
+    omega,
+    zero_cost_limit,
+)
 from jcsol.base import Example
 
 EPSILONS = [0.01, 0.05, 0.1, 0.2, 0.3, 1 / 3, 0.4, 0.5, 0.6, 2 / 3, 0.7, 0.8, 0.9, 0.99]
 
 
 # -- ω_ε ------------------------------------------------------------------------------------------------------
+
 
 def _gaussian_cvar_magnitude(eps: float) -> float:
     """−CVaR_ε of N(0, 1): −(1/ε)∫_0^ε Φ^{-1}(u) du, by quadrature of the quantile function."""
@@ -51,17 +62,18 @@ _POS = np.geomspace(1e-3, 40.0, 400)
 
 def _family(name: str):
     """Extreme members of a family (mean 0): ``h(r)`` = E(r − X)₊ of each, and the moment constraints."""
-    if name == "symmetric":      # ±a with equal mass (a = 0: the point 0)
+    if name == "symmetric":  # ±a with equal mass (a = 0: the point 0)
         a = np.concatenate([[0.0], _POS])
         return (lambda r: 0.5 * (np.maximum(r + a, 0) + np.maximum(r - a, 0))), np.vstack([np.ones_like(a), a**2])
-    if name == "unimodal":       # U[−a, a] (a = 0: the point 0), variance a²/3
+    if name == "unimodal":  # U[−a, a] (a = 0: the point 0), variance a²/3
         a = np.concatenate([[0.0], _POS])
 
         def h(r):
             mid = (r + a) ** 2 / (4 * np.where(a > 0, a, 1.0))
             return np.where(r >= a, r, np.where(r <= -a, 0.0, mid))
+
         return h, np.vstack([np.ones_like(a), a**2 / 3])
-    if name == "arbitrary":      # point masses, mean 0 imposed
+    if name == "arbitrary":  # point masses, mean 0 imposed
         p = np.concatenate([-_POS[::-1], [0.0], _POS])
         return (lambda r: np.maximum(r - p, 0)), np.vstack([np.ones_like(p), p, p**2])
     raise ValueError(name)
@@ -82,14 +94,15 @@ def _worst_case_omega(eps: float, name: str) -> float:
         assert res.status == 0
         return -res.fun
 
-    res = optimize.minimize_scalar(lambda r: sup_shortfall(r) - eps * r, bounds=(-30.0, 30.0), method="bounded",
-                                   options={"xatol": 1e-9})
+    res = optimize.minimize_scalar(
+        lambda r: sup_shortfall(r) - eps * r, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-9}
+    )
     return res.fun / eps
 
 
 @pytest.mark.parametrize("assumption", ["symmetric", "unimodal", "arbitrary"])
 def test_omega_is_the_numerical_worst_case_cvar(assumption):
-    eps = [0.01, 0.05, 0.2, 1 / 3, 0.5, 0.6, 2 / 3, 0.8, 0.99]   # each piece and every breakpoint
+    eps = [0.01, 0.05, 0.2, 1 / 3, 0.5, 0.6, 2 / 3, 0.8, 0.99]  # each piece and every breakpoint
     got = np.asarray(omega(jnp.asarray(eps, jnp.float32), assumption))
     want = np.array([_worst_case_omega(e, assumption) for e in eps])
     # the grid of members makes the LP's value ~1e-4 below the worst case
@@ -106,8 +119,9 @@ def test_omega_gaussian_is_the_cvar_of_the_standard_normal():
         assert abs(-draws[: int(e * draws.size)].mean() - g) < 0.02 * g
 
 
-@pytest.mark.parametrize("assumption,breaks", [("symmetric", [0.5]), ("unimodal", [1 / 3, 2 / 3]),
-                                               ("gaussian", [0.5]), ("arbitrary", [0.5])])
+@pytest.mark.parametrize(
+    "assumption,breaks", [("symmetric", [0.5]), ("unimodal", [1 / 3, 2 / 3]), ("gaussian", [0.5]), ("arbitrary", [0.5])]
+)
 def test_omega_is_continuous_and_decreasing(assumption, breaks):
     with jax.enable_x64(True):
         for b in breaks:
@@ -132,6 +146,7 @@ def test_omega_ordering_of_the_assumptions():
 
 # -- λ ----------------------------------------------------------------------------------------------------------
 
+
 def _eq11(lam, m, v, c, w):
     """Eq. 11 as printed, LHS − RHS."""
     return c * m + c * c * lam * v - (w * v - w * v * v * 2 * lam * w / (1 + 2 * lam * w * v))
@@ -145,14 +160,15 @@ def test_lambda_is_the_root_of_eq11():
     c = np.exp(rng.uniform(np.log(1e-2), np.log(1e3), n))
     eps = rng.choice([0.01, 0.05, 0.1, 0.5, 0.9, 0.99], n)
     kinds = rng.choice(cw_cvar.ASSUMPTIONS, n)
-    w = np.select([kinds == k for k in cw_cvar.ASSUMPTIONS],
-                  [np.asarray(omega(jnp.asarray(eps), k)) for k in cw_cvar.ASSUMPTIONS]).astype(np.float64)
+    w = np.select(
+        [kinds == k for k in cw_cvar.ASSUMPTIONS], [np.asarray(omega(jnp.asarray(eps), k)) for k in cw_cvar.ASSUMPTIONS]
+    ).astype(np.float64)
     with jax.enable_x64(True):
         lam64 = np.asarray(cvar_lambda(jnp.asarray(m), jnp.asarray(v), jnp.asarray(c), jnp.asarray(w)))
     lam32 = np.asarray(cvar_lambda(*(jnp.asarray(a, jnp.float32) for a in (m, v, c, w))))
     n_active = 0
     for i in range(n):
-        if _eq11(0.0, m[i], v[i], c[i], w[i]) >= 0:   # constraint met at λ = 0: no positive root
+        if _eq11(0.0, m[i], v[i], c[i], w[i]) >= 0:  # constraint met at λ = 0: no positive root
             assert lam64[i] == 0 and lam32[i] == 0
             continue
         n_active += 1
@@ -175,7 +191,7 @@ def test_update_makes_the_constraint_active():
         w = float(omega(jnp.float64(0.1), "unimodal"))
         state = jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), state)
         checked = 0
-        for t in range(30):
+        for _ in range(30):
             x, y, c = rng.normal(size=d), float(rng.choice([-1, 1])), float(rng.uniform(0.1, 5))
             new, info = learner.step(state, Example(jnp.asarray(x), jnp.float64(y), jnp.float64(1.0), jnp.float64(c)))
             sigma = np.asarray(new.root @ new.root.T)
@@ -201,15 +217,16 @@ def test_fig2_ratio_fits_the_scaled_reading_not_the_printed_one():
         for eps in (0.01, 0.05, 0.2):
             wg, wa = (float(omega(jnp.float64(eps), k)) for k in ("gaussian", "arbitrary"))
 
-            def ratio(c, scale):
+            def ratio(c, scale, wg=wg, wa=wa):
                 c = jnp.asarray(c, jnp.float64)
                 s = c * c if scale else 1.0
                 return np.asarray(cvar_lambda(0.0, 1.0, c, wg * s) / cvar_lambda(0.0, 1.0, c, wa * s))
+
             printed, scaled = ratio(costs, False), ratio(costs, True)
             assert np.all(np.diff(printed) < 0) and np.all(np.diff(scaled) > 0)
             assert np.all((printed < 1) & (scaled < 1))
             np.testing.assert_allclose(scaled, ratio(1.0 / costs, False), rtol=1e-12)
-            assert abs(1 - scaled[-1]) < 0.05 < abs(1 - scaled[0])   # near 1 at c = 10, not at c = 0.5
+            assert abs(1 - scaled[-1]) < 0.05 < abs(1 - scaled[0])  # near 1 at c = 10, not at c = 0.5
 
 
 def test_zero_cost_limit_is_the_limit_of_the_update():
@@ -236,8 +253,9 @@ def test_zero_cost_limit_is_the_limit_of_the_update():
         u, _ = zero_cost_limit(float(mu0 @ x), float(x @ x), "printed")
         np.testing.assert_allclose(new.mu, mu0 + float(u) * x, rtol=1e-12)
         assert float(x @ new.root @ new.root.T @ x) < 1e-12 * float(x @ x)
-        skipped, _ = CWNoBuffer().step(state, Example(jnp.asarray(x), jnp.float64(1.0), jnp.float64(1.0),
-                                                      jnp.float64(0.0)))
+        skipped, _ = CWNoBuffer().step(
+            state, Example(jnp.asarray(x), jnp.float64(1.0), jnp.float64(1.0), jnp.float64(0.0))
+        )
         np.testing.assert_array_equal(skipped.mu, mu0)
     with pytest.raises(ValueError, match="zero_cost"):
         CWNoBuffer(zero_cost="zero")
@@ -245,18 +263,21 @@ def test_zero_cost_limit_is_the_limit_of_the_update():
         CWCVaR(reading="std")
     with pytest.raises(ValueError, match="buffer_statistic"):
         CWCVaR(buffer_statistic="median")
-    assert CWCVaR(reading="scaled", buffer_statistic="quantile", zero_cost="limit", diagonal=True).name == \
-        "CW-CVaR-gaussian-diag-scaled-quantile-limit"
+    assert (
+        CWCVaR(reading="scaled", buffer_statistic="quantile", zero_cost="limit", diagonal=True).name
+        == "CW-CVaR-diag-scaled-quantile-limit"
+    )
 
 
 # -- the cost buffer --------------------------------------------------------------------------------------------
+
 
 def test_buffer_cvar_is_the_top_fraction_mean():
     rng = np.random.default_rng(2)
     size = 32
     for trial in range(30):
         n = int(rng.integers(1, size + 1)) if trial % 3 else size
-        seen = n if trial % 3 else size + int(rng.integers(1, 100))   # a full reservoir: c* over the buffer
+        seen = n if trial % 3 else size + int(rng.integers(1, 100))  # a full reservoir: c* over the buffer
         values = rng.choice([1.0, 2.0, 5.0, 7.5, 40.0], n) * rng.choice([1.0, 1.0, rng.uniform(0.5, 2)], n)
         tau = float(rng.choice([0.05, 0.1, 0.3, 0.77, 1.0]))
         buf = np.full(size, -np.inf, np.float32)
@@ -279,11 +300,12 @@ def test_reservoir_keeps_everything_then_a_uniform_sample():
             buf, seen = carry
             buf, seen = buffer_add(buf, seen, key, c)
             return (buf, seen), buf
+
         init = (jnp.full(size, -jnp.inf, jnp.float32), jnp.zeros((), jnp.int32))
         return jax.lax.scan(body, init, costs)[1]
 
     keys = jax.vmap(lambda k: jax.random.key_data(k))(jax.random.split(jax.random.key(4), n_keys)).astype(jnp.uint32)
-    history = np.asarray(jax.jit(jax.vmap(fill))(keys))        # (keys, rounds, size)
+    history = np.asarray(jax.jit(jax.vmap(fill))(keys))  # (keys, rounds, size)
     # sorted, without duplicates, a subset of what was seen
     assert np.all(history[..., :-1] >= history[..., 1:])
     assert np.all(np.diff(np.where(np.isfinite(history), history, -1e9 * np.arange(size)), axis=-1) < 0)
@@ -316,28 +338,35 @@ def test_epsilon_follows_the_buffer():
     assert int(state.seen) == 5
 
 
-def _scan(learner, X, y, costs, rho=1.0):
-    """One pass of ``learner.step`` over the rows, as one jitted ``lax.scan``: scores, losses, final state."""
-    X = jnp.asarray(X, jnp.float32)
-    state = learner.init(X.shape[1], jax.random.key(0))
-
+@jax.jit
+def _scan_rows(learner, state, rows, rho):
     def body(state, row):
         x, label, cost = row
-        state, info = learner.step(state, Example(x, label, jnp.float32(rho), cost))
+        state, info = learner.step(state, Example(x, label, rho, cost))
         return state, (info.score, info.loss)
 
-    state, (scores, losses) = jax.jit(lambda s, r: jax.lax.scan(body, s, r))(
-        state, (X, jnp.asarray(y, jnp.float32), jnp.asarray(costs, jnp.float32)))
+    return jax.lax.scan(body, state, rows)
+
+
+def _scan(learner, X, y, costs, rho=1.0):
+    """One pass of ``learner.step`` over the rows, as one jitted ``lax.scan``: scores, losses, final state
+    (compiled once per static configuration and number of rows)."""
+    X = jnp.asarray(X, jnp.float32)
+    state = learner.init(X.shape[1], jax.random.key(0))
+    state, (scores, losses) = _scan_rows(
+        learner, state, (X, jnp.asarray(y, jnp.float32), jnp.asarray(costs, jnp.float32)), jnp.float32(rho)
+    )
     return np.asarray(scores), np.asarray(losses), state
 
 
 # -- learners against the reference -----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def german_costs(german):
     X, y = german
     raw, _ = jcsol.datasets.load("german", normalize=False)
-    amount = raw[:, 3]                       # credit amount, in hundreds
+    amount = raw[:, 3]  # credit amount, in hundreds
     return X, y, np.where(y > 0, 5.0, 1.0) * amount
 
 
@@ -353,45 +382,83 @@ KAPPA = np.where(np.arange(24) == 5, -1.0, 0.0)
 
 CASES = {
     # name: (jcsol learner as a grid of 2 points, reference for grid point k, costs: "amount" or None)
-    "CW-CVaR-arbitrary": (lambda: CWCVaR(alpha=A2, beta=B2, assumption="arbitrary"),
-                          lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="arbitrary"), "amount"),
-    "CW-CVaR-unimodal-diag": (lambda: CWCVaR(alpha=A2, beta=B2, assumption="unimodal", diagonal=True),
-                              lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="unimodal",
-                                                         diagonal=True), None),
-    "CW-nobuffer-symmetric": (lambda: CWNoBuffer(epsilon=[0.05, 0.7], assumption="symmetric"),
-                              lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], assumption="symmetric"),
-                              "amount"),
+    "CW-CVaR-arbitrary": (
+        lambda: jcsol.paired(CWCVaR(assumption="arbitrary"), alpha=A2, beta=B2),
+        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="arbitrary"),
+        "amount",
+    ),
+    "CW-CVaR-unimodal-diag": (
+        lambda: jcsol.paired(CWCVaR(assumption="unimodal", diagonal=True), alpha=A2, beta=B2),
+        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="unimodal", diagonal=True),
+        None,
+    ),
+    "CW-nobuffer-symmetric": (
+        lambda: CWNoBuffer(epsilon=[0.05, 0.7], assumption="symmetric"),
+        lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], assumption="symmetric"),
+        "amount",
+    ),
     "CW-CVaR-arbitrary-diag-scaled-quantile": (
-        lambda: CWCVaR(alpha=A2, beta=B2, assumption="arbitrary", diagonal=True, reading="scaled",
-                       buffer_statistic="quantile"),
-        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="arbitrary", diagonal=True,
-                                   reading="scaled", buffer_statistic="quantile"), "unit amount"),
-    "CW-CVaR-gaussian-quantile": (lambda: CWCVaR(alpha=A2, beta=B2, buffer_statistic="quantile"),
-                                  lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k],
-                                                             buffer_statistic="quantile"), "amount"),
-    "CW-nobuffer-gaussian-scaled": (lambda: CWNoBuffer(epsilon=[0.05, 0.7], reading="scaled"),
-                                    lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], reading="scaled"),
-                                    "unit amount"),
+        lambda: jcsol.paired(
+            CWCVaR(assumption="arbitrary", diagonal=True, reading="scaled", buffer_statistic="quantile"),
+            alpha=A2,
+            beta=B2,
+        ),
+        lambda k: reference.CWCVaR(
+            24,
+            alpha=A2[k],
+            beta=B2[k],
+            assumption="arbitrary",
+            diagonal=True,
+            reading="scaled",
+            buffer_statistic="quantile",
+        ),
+        "unit amount",
+    ),
+    "CW-CVaR-quantile": (
+        lambda: jcsol.paired(CWCVaR(buffer_statistic="quantile"), alpha=A2, beta=B2),
+        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], buffer_statistic="quantile"),
+        "amount",
+    ),
+    "CW-nobuffer-scaled": (
+        lambda: CWNoBuffer(epsilon=[0.05, 0.7], reading="scaled"),
+        lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], reading="scaled"),
+        "unit amount",
+    ),
     # as printed, the limit removes the variance along x: the diagonal stops learning exactly (the full Σ's
     # left-over variance after ~d such rounds is float32 rounding, which the float64 reference does not share)
     "CW-nobuffer-unimodal-diag-limit": (
         lambda: CWNoBuffer(epsilon=[0.05, 0.7], assumption="unimodal", diagonal=True, zero_cost="limit"),
-        lambda k: reference.CWNoBuffer(24, epsilon=[0.05, 0.7][k], assumption="unimodal", diagonal=True,
-                                       zero_cost="limit"), "some zero"),
+        lambda k: reference.CWNoBuffer(
+            24, epsilon=[0.05, 0.7][k], assumption="unimodal", diagonal=True, zero_cost="limit"
+        ),
+        "some zero",
+    ),
     "CW-CVaR-symmetric-diag-scaled-limit": (
-        lambda: CWCVaR(alpha=A2, beta=B2, assumption="symmetric", diagonal=True, reading="scaled", zero_cost="limit"),
-        lambda k: reference.CWCVaR(24, alpha=A2[k], beta=B2[k], assumption="symmetric", diagonal=True,
-                                   reading="scaled", zero_cost="limit"), "some zero unit"),
-    "CW-costs-relative": (lambda: CWCosts(eta=[0.7, 0.9], cost_scale=[1.0, 0.3], relative=True),
-                          lambda k: reference.CWCosts(24, eta=[0.7, 0.9][k], cost_scale=[1.0, 0.3][k], relative=True),
-                          "amount"),
-    "CW-robust-gaussian": (lambda: CWRobust(alpha=A2, beta=B2, prior_mean=NU, prior_var=UPS, prior_mean_coef=KAPPA),
-                           lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k]), "amount"),
-    "CW-robust-gaussian-diag": (lambda: CWRobust(alpha=A2, beta=B2, prior_mean=NU, prior_var=UPS,
-                                                 prior_mean_coef=KAPPA, diagonal=True),
-                                lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k],
-                                                             diagonal=True),
-                                "amount"),
+        lambda: jcsol.paired(
+            CWCVaR(assumption="symmetric", diagonal=True, reading="scaled", zero_cost="limit"), alpha=A2, beta=B2
+        ),
+        lambda k: reference.CWCVaR(
+            24, alpha=A2[k], beta=B2[k], assumption="symmetric", diagonal=True, reading="scaled", zero_cost="limit"
+        ),
+        "some zero unit",
+    ),
+    "CW-costs-relative": (
+        lambda: jcsol.paired(CWCosts(relative=True), eta=[0.7, 0.9], cost_scale=[1.0, 0.3]),
+        lambda k: reference.CWCosts(24, eta=[0.7, 0.9][k], cost_scale=[1.0, 0.3][k], relative=True),
+        "amount",
+    ),
+    "CW-robust": (
+        lambda: jcsol.paired(CWRobust(prior_mean=NU, prior_var=UPS, prior_mean_coef=KAPPA), alpha=A2, beta=B2),
+        lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k]),
+        "amount",
+    ),
+    "CW-robust-diag": (
+        lambda: jcsol.paired(
+            CWRobust(prior_mean=NU, prior_var=UPS, prior_mean_coef=KAPPA, diagonal=True), alpha=A2, beta=B2
+        ),
+        lambda k: reference.CWRobust(24, NU, UPS, KAPPA, alpha=A2[k], beta=B2[k], diagonal=True),
+        "amount",
+    ),
 }
 
 
@@ -401,13 +468,13 @@ def test_learner_matches_float64_reference_on_german(name, german_costs):
     make, make_ref, cost_kind = CASES[name]
     learner = make()
     assert learner.name == name
-    if cost_kind is None:   # the class weight ρ_t of the default objective
+    if cost_kind is None:  # the class weight ρ_t of the default objective
         costs, ref_costs = None, np.where(y > 0, (y < 0).sum() / (y > 0).sum(), 1.0)
     elif cost_kind.startswith("some zero"):
         costs = ref_costs = _some_zero(amount_costs / (amount_costs.mean() if cost_kind.endswith("unit") else 1.0))
-    elif cost_kind == "unit amount":   # the scaled reading needs costs of mean ~1 (see CWCVaR's reading)
+    elif cost_kind == "unit amount":  # the scaled reading needs costs of mean ~1 (see CWCVaR's reading)
         costs = ref_costs = amount_costs / amount_costs.mean()
-    else:                   # 5 × or 1 × the credit amount
+    else:  # 5 × or 1 × the credit amount
         costs = ref_costs = amount_costs
     res = jcsol.run(learner, X, y, perms=2, costs=costs, record_scores=True, key=3)
     X64 = X.astype(np.float32).astype(np.float64)
@@ -423,9 +490,10 @@ def test_learner_matches_float64_reference_on_german(name, german_costs):
             mu = np.asarray(res.states.mu)[k, p]
             np.testing.assert_allclose(mu, ref.mu, rtol=0, atol=2 * tol * np.abs(ref.mu).max())
             if isinstance(learner, CWRobust):
-                np.testing.assert_allclose(np.asarray(res.states.mu_tilde)[k, p], ref.mu_tilde, rtol=0,
-                                           atol=1e-4 * np.abs(ref.mu_tilde).max())
-            if hasattr(ref, "high"):   # both ε were used
+                np.testing.assert_allclose(
+                    np.asarray(res.states.mu_tilde)[k, p], ref.mu_tilde, rtol=0, atol=1e-4 * np.abs(ref.mu_tilde).max()
+                )
+            if hasattr(ref, "high"):  # both ε were used
                 assert 0 < np.mean(ref.high) < 1
     # the example costs summed over the mistakes are those of the reference's predictions
     if costs is not None:
@@ -445,11 +513,12 @@ def test_cvar_with_equal_tolerances_is_nobuffer_and_robust_without_prior_is_cvar
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[0], c[0])
     np.testing.assert_array_equal(c[2].mu_tilde, c[2].mu)
-    assert not np.array_equal(a[0], d[0])   # β ≠ α changes the run
+    assert not np.array_equal(a[0], d[0])  # β ≠ α changes the run
 
 
-def test_cw_costs_with_unit_costs_is_cw(small):
-    X, y = small
+def test_cw_costs_with_unit_costs_is_cw(german):
+    X, y = german
+    X, y = X[:300], y[:300]  # as many rows as test_cw_costs_literal_matches_reference: one compilation of CW-costs
     s1, _, cw = _scan(jcsol.CW(eta=0.8), X, y, np.ones(len(y)), rho=3.0)
     s2, _, costs = _scan(CWCosts(eta=0.8), X, y, np.ones(len(y)), rho=3.0)
     s3, _, rel = _scan(CWCosts(eta=0.8, relative=True), X, y, np.full(len(y), 7.0), rho=3.0)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import cw_var_reference as reference
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,7 +20,6 @@ import pytest
 from scipy import optimize
 from scipy.stats import norm
 
-import cw_var_reference as reference
 import jcsol
 from jcsol.algorithms.cw_cvar import CWNoBuffer
 from jcsol.algorithms.cw_var import CWVar, variance_alpha
@@ -51,7 +51,7 @@ def test_alpha_is_the_root_of_the_active_constraint():
         root = optimize.brentq(_active, 0.0, hi, args=(m[i], v[i], phi[i]), xtol=1e-300, rtol=1e-14)
         assert got[i] == pytest.approx(root, rel=1e-10)
     assert negative_b > 20
-    assert float(variance_alpha(1.0, 0.0, 0.5)) == 0.0   # a zero row
+    assert float(variance_alpha(1.0, 0.0, 0.5)) == 0.0  # a zero row
 
 
 def test_full_update_makes_the_constraint_active():
@@ -71,8 +71,12 @@ def test_full_update_makes_the_constraint_active():
                 checked += 1
                 assert y * float(new.mu @ x) == pytest.approx(phi * x @ sigma @ x, rel=1e-9)
                 alpha = float(variance_alpha(y * float(state.mu @ x), x @ old_sigma @ x, phi))
-                np.testing.assert_allclose(np.linalg.inv(sigma) - np.linalg.inv(old_sigma),
-                                           2 * alpha * phi * np.outer(x, x), rtol=1e-6, atol=1e-8)
+                np.testing.assert_allclose(
+                    np.linalg.inv(sigma) - np.linalg.inv(old_sigma),
+                    2 * alpha * phi * np.outer(x, x),
+                    rtol=1e-6,
+                    atol=1e-8,
+                )
             else:
                 np.testing.assert_array_equal(new.mu, state.mu)
             state = new
@@ -83,14 +87,15 @@ def test_full_update_makes_the_constraint_active():
 def german_costs(german):
     X, y = german
     raw, _ = jcsol.datasets.load("german", normalize=False)
-    return X, y, np.where(y > 0, 5.0, 1.0) * raw[:, 3]     # 5 × or 1 × the credit amount
+    return X, y, np.where(y > 0, 5.0, 1.0) * raw[:, 3]  # 5 × or 1 × the credit amount
 
 
 ETAS = [0.7, 0.95]
 
 
-@pytest.mark.parametrize("name,covariance", [("CW-var", "full"), ("CW-var-project", "project"),
-                                             ("CW-var-drop", "drop")])
+@pytest.mark.parametrize(
+    "name,covariance", [("CW-var", "full"), ("CW-var-project", "project"), ("CW-var-drop", "drop")]
+)
 def test_learner_matches_float64_reference_on_german(name, covariance, german_costs):
     X, y, costs = german_costs
     learner = jcsol.by_name(name, eta=ETAS)
@@ -104,8 +109,9 @@ def test_learner_matches_float64_reference_on_german(name, covariance, german_co
             got = res.scores[k, p]
             np.testing.assert_array_equal(got >= 0, want >= 0)
             np.testing.assert_allclose(got, want, rtol=0, atol=5e-5 * np.abs(want).max())
-            np.testing.assert_allclose(np.asarray(res.states.mu)[k, p], ref.mu, rtol=0,
-                                       atol=1e-4 * np.abs(ref.mu).max())
+            np.testing.assert_allclose(
+                np.asarray(res.states.mu)[k, p], ref.mu, rtol=0, atol=1e-4 * np.abs(ref.mu).max()
+            )
             root = np.asarray(res.states.root)[k, p]
             sigma = root @ root.T if covariance == "full" else root
             np.testing.assert_allclose(sigma, ref.sigma, rtol=0, atol=1e-4 * np.abs(ref.sigma).max())
@@ -118,14 +124,17 @@ def test_the_diagonal_forms_differ_and_project_is_the_cvar_diagonal(german_costs
     X, y, _ = german_costs
     ones = np.ones(len(y))
     eta = 0.9
-    runs = {c: jcsol.run(CWVar(eta=eta, covariance=c), X, y, perms=2, costs=ones, key=1, record_scores=True)
-            for c in ("project", "drop")}
+    runs = {
+        c: jcsol.run(CWVar(eta=eta, covariance=c), X, y, perms=2, costs=ones, key=1, record_scores=True)
+        for c in ("project", "drop")
+    }
     # the CW-CVaR update with c = 1 and ω = φ is the Variance update (its diagonal is the projected one)
     cvar = CWNoBuffer(epsilon=1 - eta, assumption="gaussian", diagonal=True)
     omega_g = float(jcsol.algorithms.cw_cvar.omega(1 - eta, "gaussian"))
     phi = norm.ppf(eta)
-    same = jcsol.run(CWVar(eta=float(norm.cdf(omega_g)), covariance="project"), X, y, perms=2, costs=ones, key=1,
-                     record_scores=True)
+    same = jcsol.run(
+        CWVar(eta=float(norm.cdf(omega_g)), covariance="project"), X, y, perms=2, costs=ones, key=1, record_scores=True
+    )
     other = jcsol.run(cvar, X, y, perms=2, costs=ones, key=1, record_scores=True)
     np.testing.assert_array_equal(same.scores >= 0, other.scores >= 0)
     np.testing.assert_allclose(same.scores, other.scores, rtol=0, atol=1e-5 * np.abs(other.scores).max())

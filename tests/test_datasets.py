@@ -3,14 +3,17 @@ import hashlib
 
 import numpy as np
 import pytest
+from conftest import shared_data
 
 import jcsol
 from jcsol.datasets import SHIPPED, binarize, l2_normalize, read_libsvm
 
-from conftest import shared_data
-
-EXPECTED = {"german": (1000, 24, 300), "australian": (690, 14, 307), "svmguide3": (1243, 21, 296),
-            "spambase": (4601, 57, 1813)}
+EXPECTED = {
+    "german": (1000, 24, 300),
+    "australian": (690, 14, 307),
+    "svmguide3": (1243, 21, 296),
+    "spambase": (4601, 57, 1813),
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -101,7 +104,7 @@ def test_gzip_and_plain_files_read_the_same(tmp_path):
 
 
 def test_the_data_folder_comes_from_the_caller_or_jcsol_data_never_from_outside(monkeypatch, tmp_path):
-    from jcsol.auc import load_koil
+    from jcsol.datasets import load_koil
 
     monkeypatch.delenv("JCSOL_DATA", raising=False)
     with pytest.raises(FileNotFoundError, match="JCSOL_DATA"):
@@ -117,3 +120,17 @@ def test_the_data_folder_comes_from_the_caller_or_jcsol_data_never_from_outside(
     assert jcsol.datasets.data_dir(tmp_path / "koil") == tmp_path / "koil"  # the caller's folder first
     X, y = load_koil("tiny")
     assert X.shape == (2, 2) and y.tolist() == [1, -1]
+
+
+def test_load_dataset_reads_the_papers_sets_from_the_folder_and_falls_back_to_shipped_copies(tmp_path):
+    X, y = jcsol.datasets.load_dataset("german", tmp_path)  # not in the folder: the shipped copy
+    assert X.shape == (1000, 24) and (y > 0).sum() == 300
+    with pytest.raises(jcsol.datasets.DataMissing, match="a9a: missing"):
+        jcsol.datasets.load_dataset("a9a", tmp_path)
+    with pytest.raises(jcsol.datasets.DataMissing, match="covtype is not available"):
+        jcsol.datasets.load_dataset("covtype", tmp_path)
+    with pytest.raises(ValueError, match="unknown dataset 'nope'; choose from german"):
+        jcsol.datasets.load_dataset("nope", tmp_path)
+    (tmp_path / "dna.scale").write_text("1 1:1\n2 2:1\n3 1:0.5 2:0.5\n")
+    X, y = jcsol.datasets.load_dataset("dna", tmp_path)  # class 1 against the rest, 180 features
+    assert X.shape == (3, 180) and y.tolist() == [1, -1, -1]

@@ -12,16 +12,24 @@ import jcsol
 def _devices_after(code: str, **env) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JCSOL_CPU_DEVICES")}
     full.update(env)
-    return subprocess.run([sys.executable, "-c", code + "\nimport jax; print(len(jax.devices('cpu')))"],
-                          capture_output=True, text=True, env=full, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code + "\nimport jax; print(len(jax.devices('cpu')))"],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("env, expected", [
-    ({}, jcsol.devices.cpu_cores()),
-    ({"JCSOL_CPU_DEVICES": "1"}, 1),
-    ({"JCSOL_CPU_DEVICES": "3"}, 3),
-    ({"XLA_FLAGS": "--xla_force_host_platform_device_count=5"}, 5),   # chosen elsewhere: left alone
-])
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, jcsol.devices.cpu_cores()),
+        ({"JCSOL_CPU_DEVICES": "1"}, 1),
+        ({"JCSOL_CPU_DEVICES": "3"}, 3),
+        ({"XLA_FLAGS": "--xla_force_host_platform_device_count=5"}, 5),  # chosen elsewhere: left alone
+    ],
+)
 def test_import_sets_one_device_per_core_unless_chosen(env, expected):
     done = _devices_after("import jcsol", **env)
     assert done.returncode == 0, done.stderr

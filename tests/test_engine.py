@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import jcsol
-from jcsol import metrics
 
 
 def test_decades_and_product_grid():
@@ -68,9 +67,9 @@ def test_best_at_and_table(german):
     np.testing.assert_array_equal(best.result.counts, res.counts[best.index])
     cheapest = res.best("cost")
     assert cheapest.index == (int(np.argmin(res.cost.mean(-1))),)
-    text = best.result.table()
+    text = jcsol.table(best.result)
     assert "ACOG-I" in text and f"{100 * best.result.sum.mean():.3f}" in text
-    assert len(res.table().splitlines()) == 2 + 7
+    assert len(jcsol.table(res).splitlines()) == 2 + 7
     md = jcsol.table({"COG-I": jcsol.run(jcsol.COG(), X, y, perms=2), "best ACOG-I": best.result}, fmt="markdown")
     assert md.count("\n") == 3 and md.startswith("| learner")
 
@@ -106,13 +105,67 @@ def test_objectives_set_rho(small):
 def test_objective_grid_with_learner_grid(small):
     X, y = small
     alphas = np.array([0.2, 0.5, 0.8])
-    res = jcsol.run(jcsol.COG(eta=np.array([[1.0], [10.0]])), X, y, perms=2,
-                    objective=jcsol.Sum(alpha_p=alphas[None, :]))
+    res = jcsol.run(
+        jcsol.COG(eta=np.array([[1.0], [10.0]])), X, y, perms=2, objective=jcsol.Sum(alpha_p=alphas[None, :])
+    )
     assert res.grid_shape == (2, 3)
-    np.testing.assert_allclose(res.sum, alphas[None, :, None] * res.sensitivity
-                               + (1 - alphas[None, :, None]) * res.specificity)
+    np.testing.assert_allclose(
+        res.sum, alphas[None, :, None] * res.sensitivity + (1 - alphas[None, :, None]) * res.specificity
+    )
     single = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=2, objective=jcsol.Sum(alpha_p=0.8))
     np.testing.assert_array_equal(res.counts[1, 2], single.counts)
+
+
+def test_arrays_varying_along_one_axis_are_refused_unless_paired(small, forbid_tracing):
+    """Equal-shape arrays in two fields would pair their values point by point: refused before any work, with the
+    two ways out named; jcsol.paired makes the pairing explicit, jcsol.grid the product."""
+    X, y = small
+    eta, gamma = [0.1, 1.0, 10.0], [0.5, 1.0, 2.0]
+    forbid_tracing()  # nothing may be compiled before the refusals
+    with pytest.raises(
+        ValueError,
+        match=r"ACOG.eta and ACOG.gamma vary along the same grid axis 0.*jcsol.grid.*"
+        r"jcsol.paired",
+    ):
+        jcsol.run(jcsol.ACOG(eta=eta, gamma=gamma), X, y, perms=2)
+    with pytest.raises(ValueError, match=r"COG.eta and Sum.alpha_p vary along the same grid axis 0"):
+        jcsol.run(jcsol.COG(eta=eta), X, y, perms=2, objective=jcsol.Sum(alpha_p=[0.2, 0.5, 0.8]))
+    with pytest.raises(ValueError, match=r"vary along the same grid axis 0 \(shapes \(3, 2\) and \(3, 1\)\)"):
+        jcsol.run(
+            jcsol.ACOG(eta=np.array([[0.1, 1.0]] * 3) * [[1], [2], [3]], gamma=np.array([gamma]).T), X, y, perms=2
+        )
+
+
+def test_paired_grid_runs_the_pairs(small):
+    X, y = small
+    eta, gamma = [0.1, 1.0, 10.0], [0.5, 1.0, 2.0]
+    learner = jcsol.paired(jcsol.ACOG(diagonal=True), eta=eta, gamma=gamma)
+    np.testing.assert_array_equal(learner.eta, eta)
+    res = jcsol.run(learner.replace(loss="II"), X, y, perms=2, key=3)  # the pairing survives replace
+    assert res.grid_shape == (3,)
+    for k in range(3):
+        single = jcsol.run(jcsol.ACOG(diagonal=True, loss="II", eta=eta[k], gamma=gamma[k]), X, y, perms=2, key=3)
+        np.testing.assert_array_equal(res.counts[k], single.counts)
+    with pytest.raises(ValueError, match="same number of values in every field, got eta: 3, gamma: 2"):
+        jcsol.paired(jcsol.ACOG(), eta=eta, gamma=gamma[:2])
+    with pytest.raises(ValueError, match="no hyperparameter"):
+        jcsol.paired(jcsol.ACOG(), eta=eta, lr=gamma)
+    with pytest.raises(ValueError, match="already an array; give its values to paired"):
+        jcsol.paired(jcsol.ACOG(gamma=gamma), eta=eta)
+
+
+def test_products_and_an_objectives_own_fields_are_accepted(small):
+    X, y = small
+    product = jcsol.run(jcsol.grid(jcsol.ACOG(diagonal=True), eta=[0.1, 10.0], gamma=[0.5, 2.0]), X, y, perms=2)
+    by_hand = jcsol.ACOG(diagonal=True, eta=[[0.1, 0.1], [10.0, 10.0]], gamma=[[0.5, 2.0], [0.5, 2.0]])
+    np.testing.assert_array_equal(jcsol.run(by_hand, X, y, perms=2).counts, product.counts)
+    # an objective's fields vary together (c_p + c_n = 1); a learner's grid beside it on an axis of its own
+    res = jcsol.run(
+        jcsol.COG(eta=[[1.0], [10.0]]), X, y, perms=2, objective=jcsol.Cost(c_p=[0.9, 0.8, 0.5], c_n=[0.1, 0.2, 0.5])
+    )
+    assert res.grid_shape == (2, 3)
+    single = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=2, objective=jcsol.Cost(c_p=0.8, c_n=0.2))
+    np.testing.assert_array_equal(res.counts[1, 1], single.counts)
 
 
 def test_explicit_orders_and_folds(german):
@@ -123,6 +176,7 @@ def test_explicit_orders_and_folds(german):
     assert (res.counts.sum(-1) == 500).all()
 
 
+@pytest.mark.slow  # two child processes; tests/test_devices.py compares layouts in the default run
 def test_runs_split_over_eight_devices_equal_one_device():
     code = textwrap.dedent("""
         import sys, numpy as np, jcsol, jax

@@ -89,13 +89,16 @@ def test_one_class_fold_under_offline_rho(stream):
         jcsol.run(jcsol.COG(), X, y, perms=negatives)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: jcsol.COG(eta=0.0),
-    lambda: jcsol.COG(eta=-1e-2),
-    lambda: jcsol.ACOG(eta=np.array([1.0, -1.0])),
-    lambda: jcsol.ACOG(gamma=0),
-    lambda: jcsol.ACOG(gamma=-2.0, diagonal=True),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: jcsol.COG(eta=0.0),
+        lambda: jcsol.COG(eta=-1e-2),
+        lambda: jcsol.ACOG(eta=np.array([1.0, -1.0])),
+        lambda: jcsol.ACOG(gamma=0),
+        lambda: jcsol.ACOG(gamma=-2.0, diagonal=True),
+    ],
+)
 def test_non_positive_hyperparameters(make):
     with pytest.raises(ValueError, match=r"(eta|gamma) must be > 0"):
         make()
@@ -172,14 +175,21 @@ def test_file_with_nan(tmp_path):
         jcsol.datasets.load(path)
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(chunk_size=0), "chunk_size must be >= 1"), (dict(chunk_size=2.5), "chunk_size must be an integer"),
-    (dict(curve_points=2.5), "curve_points must be an integer"), (dict(curve_points=True), "curve_points"),
-    (dict(checkpoint_every=0), "checkpoint_every must be >= 1"), (dict(key="0"), "key must be an int"),
-    (dict(key=True), "key must be"), (dict(key=2**32), r"seed in \[0, 2\*\*32\)"),
-    (dict(on_chunk="print"), "on_chunk must be callable"),
-    (dict(record_scores="yes"), "record_scores must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(chunk_size=0), "chunk_size must be >= 1"),
+        (dict(chunk_size=2.5), "chunk_size must be an integer"),
+        (dict(curve_points=2.5), "curve_points must be an integer"),
+        (dict(curve_points=True), "curve_points"),
+        (dict(checkpoint_every=0), "checkpoint_every must be >= 1"),
+        (dict(key="0"), "key must be an int"),
+        (dict(key=True), "key must be"),
+        (dict(key=2**32), r"seed in \[0, 2\*\*32\)"),
+        (dict(on_chunk="print"), "on_chunk must be callable"),
+        (dict(record_scores="yes"), "record_scores must be True or False"),
+    ],
+)
 def test_run_options_are_checked_before_the_run(stream, kwargs, error):
     X, y = stream
     with pytest.raises((TypeError, ValueError), match=error):
@@ -197,19 +207,22 @@ def test_sparse_rows_and_shapes(stream):
         jcsol.run(jcsol.COG(), np.zeros((100, 0), np.float32), y, perms=1)
 
 
-@pytest.mark.parametrize("make, error", [
-    (lambda: jcsol.COG(eta="1e-2"), "eta must be a real number"),
-    (lambda: jcsol.COG(eta=True), "eta must be a real number"),
-    (lambda: jcsol.ACOG(gamma=[]), "gamma is an empty array"),
-    (lambda: jcsol.ACOG(gamma=[[1.0], [1.0, 2.0]]), "gamma must be a rectangular array"),
-    (lambda: jcsol.NORMA(budget=0), "budget must be an integer >= 1"),
-    (lambda: jcsol.SACOG(m=2.5), "m must be a non-negative integer"),
-    (lambda: jcsol.NORMA(degree=-1), "degree must be a non-negative integer"),
-    (lambda: jcsol.Cost(c_p=[0.9, 0.8, 0.7], c_n=[0.1, 0.2]), "c_p and c_n must have shapes that broadcast"),
-    (lambda: jcsol.grid(jcsol.COG(), eta=["a", "b"]), "eta must be a sequence of real numbers"),
-    (lambda: jcsol.decades(0, 10), "low must be a power of ten > 0"),
-    (lambda: jcsol.datasets.binarize(np.array([1.0, 2.0, 3.0]), positive=[]), "non-empty list of labels"),
-])
+@pytest.mark.parametrize(
+    "make, error",
+    [
+        (lambda: jcsol.COG(eta="1e-2"), "eta must be a real number"),
+        (lambda: jcsol.COG(eta=True), "eta must be a real number"),
+        (lambda: jcsol.ACOG(gamma=[]), "gamma is an empty array"),
+        (lambda: jcsol.ACOG(gamma=[[1.0], [1.0, 2.0]]), "gamma must be a rectangular array"),
+        (lambda: jcsol.NORMA(budget=0), "budget must be an integer >= 1"),
+        (lambda: jcsol.SACOG(m=2.5), "m must be a non-negative integer"),
+        (lambda: jcsol.NORMA(degree=-1), "degree must be a non-negative integer"),
+        (lambda: jcsol.Cost(c_p=[0.9, 0.8, 0.7], c_n=[0.1, 0.2]), "c_p and c_n must have shapes that broadcast"),
+        (lambda: jcsol.grid(jcsol.COG(), eta=["a", "b"]), "eta must be a sequence of real numbers"),
+        (lambda: jcsol.decades(0, 10), "low must be a power of ten > 0"),
+        (lambda: jcsol.datasets.binarize(np.array([1.0, 2.0, 3.0]), positive=[]), "non-empty list of labels"),
+    ],
+)
 def test_constructors_refuse_values_that_would_be_cast(make, error):
     with pytest.raises((TypeError, ValueError), match=error):
         make()
@@ -221,16 +234,19 @@ def test_none_hyperparameter_is_refused_by_run(stream):
         jcsol.run(jcsol.COG(eta=None), X, y, perms=1)
 
 
-@pytest.mark.parametrize("argv, error", [
-    (["--learner", "COG-I", "--grid", "eta=1,10", "--grid", "gama=1"], "--grid gama: no learner of this run"),
-    (["--learner", "COG-I", "ACOG-I", "--grid", "eta=1,10", "--grid", "eta=3"], "--grid eta is given twice"),
-    (["--learner", "COG-I", "--grid", "eta=-1,1"], "--grid: COG: eta must be > 0"),
-    (["--learner", "COG-I", "--grid", "eta=0:1"], "decades"),
-    (["--learner", "COG-I", "--plot", "curves", "--all"], "--plot draws the selected runs"),
-    (["--learner", "COG-I", "--positive"], "--positive needs at least one label"),
-    (["--learner", "COG-I", "--csv", "OUT"], "is a folder"),
-    (["--learner", "COG-I", "--csv", "OUT/same", "--json", "OUT/same"], "name the same file"),
-])
+@pytest.mark.parametrize(
+    "argv, error",
+    [
+        (["--learner", "COG-I", "--grid", "eta=1,10", "--grid", "gama=1"], "--grid gama: no learner of this run"),
+        (["--learner", "COG-I", "ACOG-I", "--grid", "eta=1,10", "--grid", "eta=3"], "--grid eta is given twice"),
+        (["--learner", "COG-I", "--grid", "eta=-1,1"], "--grid: COG: eta must be > 0"),
+        (["--learner", "COG-I", "--grid", "eta=0:1"], "decades"),
+        (["--learner", "COG-I", "--plot", "curves", "--all"], "--plot draws the selected runs"),
+        (["--learner", "COG-I", "--positive"], "--positive needs at least one label"),
+        (["--learner", "COG-I", "--csv", "OUT"], "is a folder"),
+        (["--learner", "COG-I", "--csv", "OUT/same", "--json", "OUT/same"], "name the same file"),
+    ],
+)
 def test_command_line_errors_come_before_the_run(monkeypatch, tmp_path, capsys, argv, error):
     from jcsol import cli, protocols
 
@@ -247,8 +263,26 @@ def test_command_line_errors_come_before_the_run(monkeypatch, tmp_path, capsys, 
 def test_grid_axis_of_some_learners_only_applies_to_those(capsys):
     from jcsol import cli
 
-    assert cli.main(["run", "--learner", "COG-I", "ACOG-I", "--perms", "2", "--grid", "eta=1,10",
-                     "--grid", "gamma=0.5,2", "--all", "--format", "markdown"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                "--learner",
+                "COG-I",
+                "ACOG-I",
+                "--perms",
+                "2",
+                "--grid",
+                "eta=1,10",
+                "--grid",
+                "gamma=0.5,2",
+                "--all",
+                "--format",
+                "markdown",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "gamma=0.5" in out and "gamma=2" in out
 

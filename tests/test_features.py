@@ -24,10 +24,15 @@ def fraud_records(n: int, seed: int = 0, missing: bool = True) -> list[dict]:
     rng = np.random.default_rng(seed)
     records = []
     for i in range(n):
-        rec = {"amount": float(rng.lognormal(3, 1)), "age": int(rng.integers(18, 90)),
-               "hour": float(rng.integers(0, 24)), "merchant": MERCHANTS[rng.integers(len(MERCHANTS))],
-               "country": COUNTRIES[rng.integers(len(COUNTRIES))], "device": int(rng.integers(0, 7)),
-               "fraud": int(rng.random() < 0.1)}
+        rec = {
+            "amount": float(rng.lognormal(3, 1)),
+            "age": int(rng.integers(18, 90)),
+            "hour": float(rng.integers(0, 24)),
+            "merchant": MERCHANTS[rng.integers(len(MERCHANTS))],
+            "country": COUNTRIES[rng.integers(len(COUNTRIES))],
+            "device": int(rng.integers(0, 7)),
+            "fraud": int(rng.random() < 0.1),
+        }
         if missing and i % 7 == 3:
             rec["amount"] = None
         if missing and i % 11 == 5:
@@ -83,11 +88,16 @@ def reference_rows(records, numeric, categorical, bits, seed=0, normalize=True):
 
 # -- hashing ------------------------------------------------------------------------------------------------------
 
+
 def test_murmurhash3_published_vectors():
     """MurmurHash3 x86 32-bit test vectors (SMHasher's reference implementation)."""
-    for key, seed, expected in [("", 0, 0), ("", 1, 0x514E28B7), ("hello", 0, 0x248BFA47),
-                                ("Hello, world!", 1234, 0xFAF6CDB3),
-                                ("The quick brown fox jumps over the lazy dog", 0x9747B28C, 0x2FA826CD)]:
+    for key, seed, expected in [
+        ("", 0, 0),
+        ("", 1, 0x514E28B7),
+        ("hello", 0, 0x248BFA47),
+        ("Hello, world!", 1234, 0xFAF6CDB3),
+        ("The quick brown fox jumps over the lazy dog", 0x9747B28C, 0x2FA826CD),
+    ]:
         index, sign = hash_features([key], bits=30, seed=seed)
         assert index[0] == expected % 2**30 and sign[0] == (-1.0 if expected >= 2**31 else 1.0), key
 
@@ -101,8 +111,8 @@ def test_hash_equals_scikit_learn_murmurhash3():
             index, sign = hash_features(keys, bits, seed)
             h = np.array([murmurhash3_32(k, seed=seed, positive=True) for k in keys], np.int64)
             signed = np.array([murmurhash3_32(k, seed=seed) for k in keys], np.int64)
-            np.testing.assert_array_equal(index, h % (1 << bits))          # Vowpal Wabbit's mask of the low bits
-            np.testing.assert_array_equal(sign, np.where(signed < 0, -1.0, 1.0))   # scikit-learn's sign
+            np.testing.assert_array_equal(index, h % (1 << bits))  # Vowpal Wabbit's mask of the low bits
+            np.testing.assert_array_equal(sign, np.where(signed < 0, -1.0, 1.0))  # scikit-learn's sign
     assert (sign < 0).any() and (sign > 0).any()
 
 
@@ -120,7 +130,7 @@ def test_slots_equal_vowpal_wabbits_hash(bits):
             vw_slots = sorted(i for i, _ in ex.iter_features())
             ws.finish_example(ex)
             assert sorted(X.indices[t].tolist()) == vw_slots, rec
-            np.testing.assert_array_equal(np.abs(X.values[t][1:]), 1.0)     # the categorical entries
+            np.testing.assert_array_equal(np.abs(X.values[t][1:]), 1.0)  # the categorical entries
         namespace = ws.hash_space(" ")
         keys = [f"merchant={m}" for m in MERCHANTS]
         np.testing.assert_array_equal(hash_features(keys, bits)[0], [ws.hash_feature(k, namespace) for k in keys])
@@ -136,8 +146,11 @@ def test_categorical_rows_equal_feature_hasher_where_conventions_agree():
 
     bits = 5
     rng = np.random.default_rng(3)
-    values = [v for v in (f"v{i}" for i in range(400))
-              if all(murmurhash3_32(f"{c}={v}", seed=0) >= 0 for c in ("a", "b", "c"))]
+    values = [
+        v
+        for v in (f"v{i}" for i in range(400))
+        if all(murmurhash3_32(f"{c}={v}", seed=0) >= 0 for c in ("a", "b", "c"))
+    ]
     records = [{c: values[rng.integers(len(values))] for c in ("a", "b", "c")} for _ in range(300)]
     X = TableEncoder(categorical=["a", "b", "c"], bits=bits, normalize=False).fit_transform(records)
     hasher = FeatureHasher(n_features=2**bits, input_type="string", alternate_sign=True)
@@ -150,19 +163,27 @@ def test_hashing_is_stable_across_processes():
     """Another interpreter with another PYTHONHASHSEED gives the same slots and values."""
     records = fraud_records(50)
     X = TableEncoder(NUMERIC, CATEGORICAL, bits=20, seed=11).fit_transform(records)
-    script = ("import sys, json, numpy as np; sys.path.insert(0, sys.argv[1]); "
-              "from test_features import fraud_records, NUMERIC, CATEGORICAL; from jcsol import TableEncoder; "
-              "X = TableEncoder(NUMERIC, CATEGORICAL, bits=20, seed=11).fit_transform(fraud_records(50)); "
-              "print(json.dumps([X.indices.tolist(), X.values.tolist()]))")
+    script = (
+        "import sys, json, numpy as np; sys.path.insert(0, sys.argv[1]); "
+        "from test_features import fraud_records, NUMERIC, CATEGORICAL; from jcsol import TableEncoder; "
+        "X = TableEncoder(NUMERIC, CATEGORICAL, bits=20, seed=11).fit_transform(fraud_records(50)); "
+        "print(json.dumps([X.indices.tolist(), X.values.tolist()]))"
+    )
     for hash_seed in ("1", "12345"):
-        done = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], capture_output=True,
-                              text=True, env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", script, os.path.dirname(__file__)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            check=True,
+        )
         indices, values = json.loads(done.stdout)
         np.testing.assert_array_equal(np.array(indices), X.indices)
         np.testing.assert_array_equal(np.array(values, np.float32), X.values)
 
 
 # -- rows ---------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("bits, normalize", [(12, False), (12, True), (3, True), (2, False)])
 def test_rows_equal_the_float64_reference_loop(bits, normalize):
@@ -174,11 +195,11 @@ def test_rows_equal_the_float64_reference_loop(bits, normalize):
     np.testing.assert_allclose(X.todense(), expected, rtol=1e-9, atol=1e-12)
     assert X.indices.shape == (400, 6) and X.n_features == enc.n_features == 2**bits
     live = X.values != 0
-    for row, mask in zip(X.indices, live):                  # one entry per slot, as in a dense row
+    for row, mask in zip(X.indices, live):  # one entry per slot, as in a dense row
         assert len(set(row[mask].tolist())) == mask.sum()
     assert (X.values < 0).any() and (X.values > 0).any()
     if bits <= 3:
-        assert (live.sum(axis=1) < 6).mean() > 0.5          # collisions merged entries
+        assert (live.sum(axis=1) < 6).mean() > 0.5  # collisions merged entries
 
 
 def test_scaling_has_no_look_ahead_and_batches_give_the_same_bits():
@@ -186,7 +207,7 @@ def test_scaling_has_no_look_ahead_and_batches_give_the_same_bits():
     whole = TableEncoder(NUMERIC, CATEGORICAL, bits=16).fit_transform(records)
     changed = [dict(r) for r in records]
     for r in changed[150:]:
-        r["amount"], r["age"] = 1e6, -5                     # later rows change: earlier rows must not
+        r["amount"], r["age"] = 1e6, -5  # later rows change: earlier rows must not
     head = TableEncoder(NUMERIC, CATEGORICAL, bits=16).fit_transform(changed)
     np.testing.assert_array_equal(head.values[:150], whole.values[:150])
     assert not np.array_equal(head.values[150:], whole.values[150:])
@@ -213,35 +234,38 @@ def test_transform_uses_the_statistics_so_far_and_keeps_them():
     given = np.array([r["amount"] is not None for r in records[100:]])
     z = np.array([(r["amount"] - mean) / std for r in records[100:] if r["amount"] is not None])
     np.testing.assert_allclose(col[given], z, rtol=1e-9)
-    assert (col[~given] == 0).all()                          # a missing numeric value contributes nothing
+    assert (col[~given] == 0).all()  # a missing numeric value contributes nothing
 
 
 def test_pandas_arrow_and_records_give_identical_rows():
     records = fraud_records(300)
-    frame = pd.DataFrame.from_records(records)               # device becomes float (NaN): still hashed as "3"
+    frame = pd.DataFrame.from_records(records)  # device becomes float (NaN): still hashed as "3"
     assert frame["device"].dtype == np.float64
     table = pa.Table.from_pylist(records)
     chunked = pa.concat_tables([pa.Table.from_pylist(records[:70]), pa.Table.from_pylist(records[70:])])
     typed = frame.astype({"merchant": "category", "country": "category", "device": "Int64"})
-    dictionary = pa.Table.from_pandas(typed, preserve_index=False)      # Arrow dictionary columns
+    dictionary = pa.Table.from_pandas(typed, preserve_index=False)  # Arrow dictionary columns
     assert pa.types.is_dictionary(dictionary.schema.field("merchant").type)
-    rows = [TableEncoder(NUMERIC, CATEGORICAL, bits=18, label="fraud").fit_transform(t)
-            for t in (records, frame, table, chunked, typed, dictionary)]
+    rows = [
+        TableEncoder(NUMERIC, CATEGORICAL, bits=18, label="fraud").fit_transform(t)
+        for t in (records, frame, table, chunked, typed, dictionary)
+    ]
     for other in rows[1:]:
         np.testing.assert_array_equal(other.indices, rows[0].indices)
         np.testing.assert_array_equal(other.values, rows[0].values)
     inferred = [TableEncoder(label="fraud") for _ in range(3)]
     for enc, t in zip(inferred, (records, frame, pa.Table.from_pandas(frame))):
         enc.fit_transform(t)
-    assert {(e.numeric, e.categorical) for e in inferred[1:]} == {(("amount", "age", "hour", "device"),
-                                                                   ("merchant", "country"))}
-    assert inferred[0].numeric == ("amount", "age", "hour", "device")   # ints and None: numeric too
+    assert {(e.numeric, e.categorical) for e in inferred[1:]} == {
+        (("amount", "age", "hour", "device"), ("merchant", "country"))
+    }
+    assert inferred[0].numeric == ("amount", "age", "hour", "device")  # ints and None: numeric too
 
 
 def test_inference_leaves_out_the_label_and_takes_booleans_as_categories():
     frame = pd.DataFrame({"amount": [1.0, 2.0], "flag": [True, False], "city": ["a", "b"], "y": [1, -1]})
     enc = TableEncoder(label="y")
-    enc.transform(frame)                                     # transform infers but fixes nothing
+    enc.transform(frame)  # transform infers but fixes nothing
     assert enc.numeric == () and enc.categorical == ()
     enc.fit_transform(frame)
     assert enc.numeric == ("amount",) and enc.categorical == ("flag", "city")
@@ -273,19 +297,22 @@ def test_real_data_as_a_table():
     np.testing.assert_allclose(enc.mean, X.mean(axis=0), rtol=1e-5)
     res = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-2, 1e2)), Xt, yt, perms=4)
     ref = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-2, 1e2)), *jcsol.datasets.load("german"), perms=4)
-    assert res.sum.mean(axis=-1).max() > max(0.65, ref.sum.mean(axis=-1).max())   # 0.71 against 0.55
+    assert res.sum.mean(axis=-1).max() > max(0.65, ref.sum.mean(axis=-1).max())  # 0.71 against 0.55
 
 
 # -- labels, files, state -----------------------------------------------------------------------------------------
+
 
 def test_labels_follow_the_libsvm_rule(tmp_path):
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0, 1, 0, 0], "s": ["no", "yes", "no", "maybe"]})
     np.testing.assert_array_equal(TableEncoder(["x"], label="y").labels(frame), [-1, 1, -1, -1])
     np.testing.assert_array_equal(TableEncoder(["x"], label="s").labels(frame, positive="yes"), [-1, 1, -1, -1])
-    np.testing.assert_array_equal(TableEncoder(["x"], label="s").labels(frame, positive=["yes", "maybe"]),
-                                  [-1, 1, -1, 1])
-    np.testing.assert_array_equal(TableEncoder(categorical=["s"], label="x").labels(frame, positive="3"),
-                                  [-1, -1, 1, -1])
+    np.testing.assert_array_equal(
+        TableEncoder(["x"], label="s").labels(frame, positive=["yes", "maybe"]), [-1, 1, -1, 1]
+    )
+    np.testing.assert_array_equal(
+        TableEncoder(categorical=["s"], label="x").labels(frame, positive="3"), [-1, -1, 1, -1]
+    )
     with pytest.raises(ValueError, match="holds text .* pass positive=<value>"):
         TableEncoder(["x"], label="s").labels(frame)
     with pytest.raises(ValueError, match=r"positive=\['nope'\]: not in the label column 's'"):
@@ -315,7 +342,7 @@ def test_state_round_trip_continues_bit_identically(tmp_path):
     np.testing.assert_array_equal(a.indices, b.indices)
     np.testing.assert_array_equal(a.values, b.values)
     assert b.values.dtype == np.float64
-    fresh = TableEncoder.from_state_dict(TableEncoder(label="fraud").state_dict())   # columns still to infer
+    fresh = TableEncoder.from_state_dict(TableEncoder(label="fraud").state_dict())  # columns still to infer
     fresh.fit_transform(records)
     assert fresh.numeric == enc.numeric
     state = enc.state_dict()
@@ -329,16 +356,20 @@ def test_state_round_trip_continues_bit_identically(tmp_path):
 
 # -- bad input ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    (dict(bits=0), ValueError, r"bits must be an integer in \[1, 30\]"),
-    (dict(bits=31), ValueError, r"bits must be an integer in \[1, 30\]"),
-    (dict(bits=2.5), ValueError, "bits must be an integer"),
-    (dict(seed=-1), ValueError, "seed must be"),
-    (dict(numeric="amount"), TypeError, "a list of column names"),
-    (dict(numeric=["a"], categorical=["a"]), ValueError, "both numeric and categorical"),
-    (dict(numeric=["a", "a"]), ValueError, "more than once"),
-    (dict(numeric=["a"], label="a"), ValueError, "label column 'a' cannot also be a feature"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(bits=0), ValueError, r"bits must be an integer in \[1, 30\]"),
+        (dict(bits=31), ValueError, r"bits must be an integer in \[1, 30\]"),
+        (dict(bits=2.5), ValueError, "bits must be an integer"),
+        (dict(seed=-1), ValueError, "seed must be"),
+        (dict(numeric="amount"), TypeError, "a list of column names"),
+        (dict(numeric=["a"], categorical=["a"]), ValueError, "both numeric and categorical"),
+        (dict(numeric=["a", "a"]), ValueError, "more than once"),
+        (dict(numeric=["a"], label="a"), ValueError, "label column 'a' cannot also be a feature"),
+    ],
+)
 def test_bad_configuration_is_refused(kwargs, error, message):
     with pytest.raises(error, match=message):
         TableEncoder(**kwargs)
@@ -351,13 +382,22 @@ def test_bad_tables_are_refused_before_any_update():
         ([{k: v for k, v in r.items() if k != "age"} for r in records], ValueError, r"column\(s\) \['age'\] not in"),
         ([], ValueError, "the table is empty"),
         (pd.DataFrame(columns=NUMERIC + CATEGORICAL), ValueError, "the table is empty"),
-        ([dict(r, age="old") if i == 4 else r for i, r in enumerate(records)], ValueError,
-         "numeric column 'age' holds the non-numeric value 'old' at row 4"),
+        (
+            [dict(r, age="old") if i == 4 else r for i, r in enumerate(records)],
+            ValueError,
+            "numeric column 'age' holds the non-numeric value 'old' at row 4",
+        ),
         (pd.DataFrame.from_records(records).assign(hour=["x"] * 20), ValueError, "non-numeric value 'x' at row 0"),
-        (pa.Table.from_pylist(records).set_column(1, "age", pa.array(["1"] * 20)), ValueError,
-         "non-numeric Arrow type string"),
-        ([dict(r, amount=float("inf")) if i == 9 else r for i, r in enumerate(records)], ValueError,
-         "'amount' has 1 infinite value.*row 9"),
+        (
+            pa.Table.from_pylist(records).set_column(1, "age", pa.array(["1"] * 20)),
+            ValueError,
+            "non-numeric Arrow type string",
+        ),
+        (
+            [dict(r, amount=float("inf")) if i == 9 else r for i, r in enumerate(records)],
+            ValueError,
+            "'amount' has 1 infinite value.*row 9",
+        ),
         (records + [["not", "a", "dict"]], TypeError, "records must be dicts"),
         ({"amount": [1.0]}, TypeError, "a pandas DataFrame, a pyarrow Table or a list of dict records"),
         ([dict(r, merchant=["a"]) for r in records], TypeError, "categorical values must be hashable"),

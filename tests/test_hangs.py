@@ -70,13 +70,16 @@ def _run_registry(rows: str, d: int, perms: int, devices, names, limit: float) -
     if devices is not None:
         env["JCSOL_CPU_DEVICES"] = str(devices)
     try:
-        done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True,
-                              timeout=limit, env=env)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True, timeout=limit, env=env
+        )
     except subprocess.TimeoutExpired as err:
         out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
         started = [line.split()[1] for line in out.splitlines() if line.startswith("start")]
-        pytest.fail(f"{started[-1] if started else 'the set-up'} did not finish within {limit:.0f} s on {rows} "
-                    f"rows, d={d}, {perms} permutations, devices={devices or 'one per core'}")
+        pytest.fail(
+            f"{started[-1] if started else 'the set-up'} did not finish within {limit:.0f} s on {rows} "
+            f"rows, d={d}, {perms} permutations, devices={devices or 'one per core'}"
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 
@@ -103,15 +106,16 @@ def test_one_matrix_at_a_time_gives_the_batched_numbers():
     m = jnp.asarray(m @ np.swapaxes(m, 1, 2) + 9 * np.eye(9, dtype=np.float32))
     b = jnp.asarray(rng.standard_normal(9).astype(np.float32))
     solve = one_matrix_at_a_time(lambda u, v: jnp.linalg.solve(u, v))
-    np.testing.assert_array_equal(np.asarray(jax.vmap(jnp.linalg.solve, (0, None))(m, b)),
-                                  np.asarray(jax.vmap(solve, (0, None))(m, b)))  # an unbatched argument
+    np.testing.assert_array_equal(
+        np.asarray(jax.vmap(jnp.linalg.solve, (0, None))(m, b)), np.asarray(jax.vmap(solve, (0, None))(m, b))
+    )  # an unbatched argument
     lowered = jax.jit(jax.vmap(jax.vmap(qr))).lower(a).as_text()
     assert "lapack" in lowered and "while" in lowered  # still LAPACK, called in a loop over the runs
 
 
 # --- the watchdog -------------------------------------------------------------------------------------------
 
-GATE = threading.Event()    # a round whose index is BLOCK_AT waits on it: a computation that stops working
+GATE = threading.Event()  # a round whose index is BLOCK_AT waits on it: a computation that stops working
 BLOCK_AT = {"round": -1}
 BUSY_SECONDS = {"per_round": 0.0}  # every round spins this long on the host: a computation slow but working
 

@@ -10,7 +10,8 @@ import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
 
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 import jcsol  # noqa: E402
 from jcsol import cli  # noqa: E402
@@ -23,12 +24,28 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 # -- hyperparameters ---------------------------------------------------------------------------------------
 
 VALUES = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans(), st.none(),
-    st.text(max_size=3), st.complex_numbers(max_magnitude=3),
-    st.lists(st.floats(-2, 2), max_size=4), st.lists(st.integers(-1, 3), max_size=3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.complex_numbers(max_magnitude=3),
+    st.lists(st.floats(-2, 2), max_size=4),
+    st.lists(st.integers(-1, 3), max_size=3),
     st.lists(st.lists(st.floats(0.1, 2), min_size=1, max_size=3), min_size=1, max_size=3),  # possibly ragged
-    st.sampled_from([np.array([0.5, 1.0]), np.array([[0.1], [1.0]]), np.array([True]), np.array(["1"]),
-                     np.array([1 + 1j]), np.zeros((0,)), np.float32(0.3), np.int64(2), np.array(np.nan)]),
+    st.sampled_from(
+        [
+            np.array([0.5, 1.0]),
+            np.array([[0.1], [1.0]]),
+            np.array([True]),
+            np.array(["1"]),
+            np.array([1 + 1j]),
+            np.zeros((0,)),
+            np.float32(0.3),
+            np.int64(2),
+            np.array(np.nan),
+        ]
+    ),
 )
 
 
@@ -40,8 +57,12 @@ def _valid_positive(value) -> bool:
         arr = np.asarray(value)
     except ValueError:
         return False
-    return arr.dtype.kind in "iuf" and arr.size > 0 and bool(np.all(np.isfinite(arr.astype(float)))) \
+    return (
+        arr.dtype.kind in "iuf"
+        and arr.size > 0
+        and bool(np.all(np.isfinite(arr.astype(float))))
         and bool(np.all(arr.astype(float) > 0))
+    )
 
 
 @FAST
@@ -61,16 +82,23 @@ def test_hyperparameter_values_are_accepted_exactly_when_valid(value, where):
         return
     if value is None:  # JAX rebuilds learners with placeholders, so None is refused by run(), not here
         with pytest.raises(TypeError, match=f"{field} must be a real number"):
-            jcsol.run(made if where[0] != "Cost" else jcsol.COG(), np.eye(2), np.array([1, -1]), perms=1,
-                      objective=None if where[0] != "Cost" else made)
+            jcsol.run(
+                made if where[0] != "Cost" else jcsol.COG(),
+                np.eye(2),
+                np.array([1, -1]),
+                perms=1,
+                objective=None if where[0] != "Cost" else made,
+            )
         return
     assert valid
     np.testing.assert_array_equal(np.asarray(getattr(made, field), float), np.asarray(value, float))
 
 
 @FAST
-@given(st.sampled_from(["budget", "degree"]), st.one_of(st.integers(-2, 3), st.floats(-1, 3), st.booleans(),
-                                                        st.text(max_size=2), st.none()))
+@given(
+    st.sampled_from(["budget", "degree"]),
+    st.one_of(st.integers(-2, 3), st.floats(-1, 3), st.booleans(), st.text(max_size=2), st.none()),
+)
 def test_static_sizes_are_integers_in_range(field, value):
     valid = isinstance(value, int) and not isinstance(value, bool) and value >= (1 if field == "budget" else 0)
     try:
@@ -82,6 +110,7 @@ def test_static_sizes_are_integers_in_range(field, value):
 
 
 # -- run()'s arguments ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny(german):
@@ -111,16 +140,32 @@ def _mostly(valid, hostile):
 
 
 PERMS = _mostly(
-    st.one_of(st.integers(1, 3), st.lists(st.integers(0, 39), min_size=1, max_size=5).map(
-        lambda v: np.array([v, v[::-1]]))),
-    st.one_of(st.integers(-1, 0), st.booleans(), st.floats(0, 3), st.none(),
-              st.lists(st.integers(-2, 42), min_size=0, max_size=5).map(np.array),
-              st.sampled_from([np.zeros((2, 3)), np.zeros((0, 4), int), np.array([[0, 1], [2, 3]], np.uint8),
-                               np.arange(40, dtype=np.int64), np.array([[0, 1], [2, 45]])])))
+    st.one_of(
+        st.integers(1, 3), st.lists(st.integers(0, 39), min_size=1, max_size=5).map(lambda v: np.array([v, v[::-1]]))
+    ),
+    st.one_of(
+        st.integers(-1, 0),
+        st.booleans(),
+        st.floats(0, 3),
+        st.none(),
+        st.lists(st.integers(-2, 42), min_size=0, max_size=5).map(np.array),
+        st.sampled_from(
+            [
+                np.zeros((2, 3)),
+                np.zeros((0, 4), int),
+                np.array([[0, 1], [2, 3]], np.uint8),
+                np.arange(40, dtype=np.int64),
+                np.array([[0, 1], [2, 45]]),
+            ]
+        ),
+    ),
+)
 CURVE_POINTS = _mostly(st.integers(0, 5), st.one_of(st.integers(-1, 45), st.booleans(), st.floats(0, 5), st.none()))
 CHUNK_SIZES = _mostly(st.sampled_from([None, 7, 40]), st.sampled_from([0, -1, 2.5, True, "8"]))
-KEYS = _mostly(st.integers(0, 3), st.one_of(st.booleans(), st.floats(0, 1), st.text(max_size=2),
-                                            st.sampled_from([-1, 2**32, 2**64])))
+KEYS = _mostly(
+    st.integers(0, 3),
+    st.one_of(st.booleans(), st.floats(0, 1), st.text(max_size=2), st.sampled_from([-1, 2**32, 2**64])),
+)
 
 
 def _valid_run(perms, curve_points, chunk_size, key, n=40) -> bool:
@@ -129,13 +174,24 @@ def _valid_run(perms, curve_points, chunk_size, key, n=40) -> bool:
 
     if count(perms, 1):
         length = n
-    elif isinstance(perms, np.ndarray) and perms.dtype.kind in "iu" and perms.ndim in (1, 2) and perms.size \
-            and perms.min() >= 0 and perms.max() < n:
+    elif (
+        isinstance(perms, np.ndarray)
+        and perms.dtype.kind in "iu"
+        and perms.ndim in (1, 2)
+        and perms.size
+        and perms.min() >= 0
+        and perms.max() < n
+    ):
         length = perms.shape[-1]
     else:
         return False
-    return count(curve_points, 0) and curve_points <= length and count(chunk_size, 1, True) and count(key, 0) \
+    return (
+        count(curve_points, 0)
+        and curve_points <= length
+        and count(chunk_size, 1, True)
+        and count(key, 0)
         and key < 2**32
+    )
 
 
 @FAST
@@ -144,8 +200,16 @@ def test_run_arguments_end_in_an_early_error_or_a_correct_result(tiny, compiles,
     X, y = tiny
     compiles.clear()
     try:
-        res = jcsol.run(jcsol.COG(), X, y, perms=perms, curve_points=curve_points, chunk_size=chunk_size, key=key,
-                        objective=jcsol.Cost())
+        res = jcsol.run(
+            jcsol.COG(),
+            X,
+            y,
+            perms=perms,
+            curve_points=curve_points,
+            chunk_size=chunk_size,
+            key=key,
+            objective=jcsol.Cost(),
+        )
     except (TypeError, ValueError) as err:
         assert str(err) and not compiles, err
         assert not _valid_run(perms, curve_points, chunk_size, key)
@@ -156,10 +220,20 @@ def test_run_arguments_end_in_an_early_error_or_a_correct_result(tiny, compiles,
 
 # -- checkpoints ---------------------------------------------------------------------------------------------
 
+
 def _run_with(tiny, path, **kwargs):
     X, y = tiny
-    return jcsol.run(jcsol.ACOG(eta=[0.1, 1.0]), X, y, perms=2, chunk_size=8, curve_points=5, checkpoint=path,
-                     checkpoint_every=2, **kwargs)
+    return jcsol.run(
+        jcsol.ACOG(eta=[0.1, 1.0]),
+        X,
+        y,
+        perms=2,
+        chunk_size=8,
+        curve_points=5,
+        checkpoint=path,
+        checkpoint_every=2,
+        **kwargs,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -191,23 +265,37 @@ def _mutate_archive(path, meta_change=None, leaf_change=None):
         np.savez(fh, **arrays)
 
 
-JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 9), st.floats(allow_nan=False), st.text(max_size=4),
-                        st.lists(st.integers(0, 2), max_size=2))
+JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 9),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.lists(st.integers(0, 2), max_size=2),
+)
 MUTATIONS = st.one_of(
     st.tuples(st.just("flip"), st.integers(0, 10**6), st.integers(1, 255)),
     st.tuples(st.just("truncate"), st.integers(0, 10**6)),
-    st.tuples(st.just("meta"), st.sampled_from(["format", "fingerprint", "chunks_done", "n_chunks", "n_leaves",
-                                                "digest", "other"]), JSON_VALUES),
+    st.tuples(
+        st.just("meta"),
+        st.sampled_from(["format", "fingerprint", "chunks_done", "n_chunks", "n_leaves", "digest", "other"]),
+        JSON_VALUES,
+    ),
     st.tuples(st.just("leaf"), st.integers(0, 8), st.sampled_from(["float64", "scale", "drop_axis", "nan"])),
 )
-LEAF_CHANGES = {"float64": lambda a: a.astype(np.float64), "scale": lambda a: a * 2 + 1,
-                "drop_axis": lambda a: a[:1], "nan": lambda a: np.full(a.shape, np.nan)}
+LEAF_CHANGES = {
+    "float64": lambda a: a.astype(np.float64),
+    "scale": lambda a: a * 2 + 1,
+    "drop_axis": lambda a: a[:1],
+    "nan": lambda a: np.full(a.shape, np.nan),
+}
 
 
 @FAST
 @given(MUTATIONS)
-def test_damaged_checkpoints_are_refused_before_the_run_or_resume_exactly(saved, tiny, tmp_path_factory, compiles,
-                                                                          mutation):
+def test_damaged_checkpoints_are_refused_before_the_run_or_resume_exactly(
+    saved, tiny, tmp_path_factory, compiles, mutation
+):
     raw, whole = saved
     path = tmp_path_factory.mktemp("m") / "run.ckpt"
     path.write_bytes(raw)
@@ -235,6 +323,7 @@ def test_damaged_checkpoints_are_refused_before_the_run_or_resume_exactly(saved,
 
 # -- row stores ------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     source = tmp_path_factory.mktemp("src") / "german.svm"
@@ -245,10 +334,16 @@ def built(tmp_path_factory):
 
 
 STORE_MUTATIONS = st.one_of(
-    st.tuples(st.just("meta"), st.sampled_from(["n_rows", "n_features", "width", "dtype", "format", "fingerprint",
-                                                "source"]), JSON_VALUES),
-    st.tuples(st.just("truncate"), st.sampled_from(["indices.npy", "values.npy", "labels.npy", "meta.json"]),
-              st.integers(0, 10**5)),
+    st.tuples(
+        st.just("meta"),
+        st.sampled_from(["n_rows", "n_features", "width", "dtype", "format", "fingerprint", "source"]),
+        JSON_VALUES,
+    ),
+    st.tuples(
+        st.just("truncate"),
+        st.sampled_from(["indices.npy", "values.npy", "labels.npy", "meta.json"]),
+        st.integers(0, 10**5),
+    ),
     st.tuples(st.just("delete"), st.sampled_from(["indices.npy", "values.npy", "labels.npy"]), st.just(0)),
     st.tuples(st.just("labels"), st.integers(-3, 3), st.integers(0, 999)),
     st.tuples(st.just("index"), st.integers(-5, 40), st.integers(0, 999)),
@@ -292,25 +387,45 @@ def test_damaged_row_stores_are_refused_or_read_as_built(built, tmp_path_factory
 
 # -- the command line ---------------------------------------------------------------------------------------
 
+
 class _Reached(Exception):
     """Raised in place of the computation: the arguments passed every check."""
 
 
-OPTIONS = st.lists(st.one_of(
-    st.tuples(st.just("--grid"), st.sampled_from(["eta=1e-1:1e1", "eta=1,10", "gamma=0.5,1", "gama=1", "eta=",
-                                                  "eta=1e-1:1e1:1e2", "eta=0:1", "eta=-1,1", "eta=nan", "C=1",
-                                                  "eta=a", "eta=1e5:1e-5"])),
-    st.tuples(st.just("--learner"), st.sampled_from(["COG-I", "ACOG-I", "Perceptron", "NOPE", "PA-I"])),
-    st.tuples(st.just("--perms"), st.sampled_from(["0", "-2", "1.5", "2", "x"])),
-    st.tuples(st.just("--alpha-p"), st.sampled_from(["0.3", "1", "0", "nan", "-0.5"])),
-    st.tuples(st.just("--c-p"), st.sampled_from(["0.9", "1.5", "inf"])),
-    st.tuples(st.just("--objective"), st.sampled_from(["sum", "cost", "auc"])),
-    st.tuples(st.just("--csv"), st.sampled_from(["OUT/a.csv", "OUT", "OUT/missing/a.csv", "OUT/same"])),
-    st.tuples(st.just("--json"), st.sampled_from(["OUT/a.json", "OUT/same"])),
-    st.tuples(st.just("--data"), st.sampled_from(["german", "no-such-set", "OUT"])),
-    st.tuples(st.just("--loss"), st.sampled_from(["I", "II", "III"])),
-    st.tuples(st.just("--positive")),
-), max_size=5)
+OPTIONS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("--grid"),
+            st.sampled_from(
+                [
+                    "eta=1e-1:1e1",
+                    "eta=1,10",
+                    "gamma=0.5,1",
+                    "gama=1",
+                    "eta=",
+                    "eta=1e-1:1e1:1e2",
+                    "eta=0:1",
+                    "eta=-1,1",
+                    "eta=nan",
+                    "C=1",
+                    "eta=a",
+                    "eta=1e5:1e-5",
+                ]
+            ),
+        ),
+        st.tuples(st.just("--learner"), st.sampled_from(["COG-I", "ACOG-I", "Perceptron", "NOPE", "PA-I"])),
+        st.tuples(st.just("--perms"), st.sampled_from(["0", "-2", "1.5", "2", "x"])),
+        st.tuples(st.just("--alpha-p"), st.sampled_from(["0.3", "1", "0", "nan", "-0.5"])),
+        st.tuples(st.just("--c-p"), st.sampled_from(["0.9", "1.5", "inf"])),
+        st.tuples(st.just("--objective"), st.sampled_from(["sum", "cost", "auc"])),
+        st.tuples(st.just("--csv"), st.sampled_from(["OUT/a.csv", "OUT", "OUT/missing/a.csv", "OUT/same"])),
+        st.tuples(st.just("--json"), st.sampled_from(["OUT/a.json", "OUT/same"])),
+        st.tuples(st.just("--data"), st.sampled_from(["german", "no-such-set", "OUT"])),
+        st.tuples(st.just("--loss"), st.sampled_from(["I", "II", "III"])),
+        st.tuples(st.just("--positive")),
+    ),
+    max_size=5,
+)
 
 
 @FAST

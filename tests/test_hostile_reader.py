@@ -15,7 +15,8 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 sklearn_datasets = pytest.importorskip("sklearn.datasets")
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from jcsol.datasets import load, read_libsvm  # noqa: E402
 from jcsol.datasets.libsvm import MAX_INDEX  # noqa: E402
@@ -26,8 +27,23 @@ GOOD_NUMBERS = st.one_of(
     st.sampled_from(["+1", "-1", "1.", ".5", "-.5", "1e3", "2E-2", "+0.25", "-0"]),
 )
 BAD_NUMBERS = st.sampled_from(["nan", "inf", "-inf", "Infinity", "1e400", "1_0", "0x10", "1,5", "", "--1", "1e", "١"])
-BAD_INDICES = st.sampled_from(["0", "-1", "+2", "1.5", "1e1", "", "x", str(MAX_INDEX), str(MAX_INDEX + 1),
-                               str(2**32 + 1), "0003", "99999999999999999999", "١"])
+BAD_INDICES = st.sampled_from(
+    [
+        "0",
+        "-1",
+        "+2",
+        "1.5",
+        "1e1",
+        "",
+        "x",
+        str(MAX_INDEX),
+        str(MAX_INDEX + 1),
+        str(2**32 + 1),
+        "0003",
+        "99999999999999999999",
+        "١",
+    ]
+)
 
 
 def _mostly(good, bad):
@@ -49,14 +65,25 @@ def line(draw):
     tokens = [label] + ([f"qid:{draw(st.integers(0, 9))}"] if draw(st.integers(0, 9)) == 0 else []) + pairs
     if hostile and draw(st.booleans()):  # glue, split or damage a token
         k = draw(st.integers(0, len(tokens) - 1))
-        tokens[k] = draw(st.sampled_from([tokens[k] + ":3", tokens[k].replace(":", " "), ":" + tokens[k],
-                                          tokens[k] + ":", tokens[k] + "#x", "\x0c" + tokens[k]]))
+        tokens[k] = draw(
+            st.sampled_from(
+                [
+                    tokens[k] + ":3",
+                    tokens[k].replace(":", " "),
+                    ":" + tokens[k],
+                    tokens[k] + ":",
+                    tokens[k] + "#x",
+                    "\x0c" + tokens[k],
+                ]
+            )
+        )
     sep = draw(st.sampled_from([" ", "\t", "  "]))
     return sep.join(tokens) + draw(st.sampled_from(["", " ", " # a comment", "\r", "# 1:2"]))
 
 
 FILES = st.lists(st.one_of(line(), st.sampled_from(["", "# header", "   "])), min_size=0, max_size=8).map(
-    lambda lines: "\n".join(lines) + "\n")
+    lambda lines: "\n".join(lines) + "\n"
+)
 
 
 def _entries(indices, values, rows_):
@@ -91,21 +118,24 @@ def test_reader_agrees_with_scikit_learn_or_refuses(text):
     _compare(text)
 
 
-@pytest.mark.parametrize("text, error", [
-    ("+1 2147483649:1\n", r"line 1: feature index 2147483649 is outside \[1, 2147483647\]"),
-    ("+1 3:0.6 3:0.8\n", r"line 1: feature index 3 follows index 3"),
-    ("+1 4:1 2:1\n-1 1:1\n", r"line 1: feature index 2 follows index 4"),
-    ("+1 2:3:4 5\n-1 1:2\n", r"line 1: not LIBSVM format"),
-    ("+1:2 3\n-1 1:2\n", r"line 1: not LIBSVM format"),
-    ("+1 1:2\n-1 1:2 3\n", r"line 2: not LIBSVM format"),
-    ("", r"no examples"),
-    ("# only a comment\n\n", r"no examples"),
-    ("+1\n-1\n", r"no line holds a feature"),
-    ("nan 1:1\n", r"line 1: the label is NaN"),
-    ("+1 1:1\n-1 1:1e999\n", r"line 2: a feature value is NaN or infinite"),
-    ("+1 1:1\n-1 0:1\n", r"line 2: feature index 0 is outside"),
-    ("+1 1:1\x0c\n", r"line 1: not LIBSVM format"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("+1 2147483649:1\n", r"line 1: feature index 2147483649 is outside \[1, 2147483647\]"),
+        ("+1 3:0.6 3:0.8\n", r"line 1: feature index 3 follows index 3"),
+        ("+1 4:1 2:1\n-1 1:1\n", r"line 1: feature index 2 follows index 4"),
+        ("+1 2:3:4 5\n-1 1:2\n", r"line 1: not LIBSVM format"),
+        ("+1:2 3\n-1 1:2\n", r"line 1: not LIBSVM format"),
+        ("+1 1:2\n-1 1:2 3\n", r"line 2: not LIBSVM format"),
+        ("", r"no examples"),
+        ("# only a comment\n\n", r"no examples"),
+        ("+1\n-1\n", r"no line holds a feature"),
+        ("nan 1:1\n", r"line 1: the label is NaN"),
+        ("+1 1:1\n-1 1:1e999\n", r"line 2: a feature value is NaN or infinite"),
+        ("+1 1:1\n-1 0:1\n", r"line 2: feature index 0 is outside"),
+        ("+1 1:1\x0c\n", r"line 1: not LIBSVM format"),
+    ],
+)
 def test_hostile_lines_are_refused_with_their_line(text, error):
     with pytest.raises(ValueError, match=error):
         read_libsvm(text, source="f.svm")

@@ -1,5 +1,6 @@
-"""KOIL and KOIL-MKL (004 ch. 3–4) against the float64 NumPy references of ``tests/koil_reference.py``, round by
-round; budgets larger than the stream against unbounded buffers; RS++ against RS; grids over σ × C; keys.
+"""KOIL and KOIL-MKL (the KOIL thesis, ch. 3–4) against the float64 NumPy references of
+``tests/koil_reference.py``, round by round; budgets larger than the stream against unbounded buffers; RS++
+against RS; grids over σ × C; keys.
 
 Tolerances: jcsol runs in float32, the reference in float64 on the same float32 data and the same uniform
 draws. Scores and weights must agree to ``rtol = 1e-3`` (atol ``1e-4`` of the largest magnitude): a float32
@@ -10,6 +11,7 @@ The data are continuous (no exact ties of similarity or margin).
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -20,8 +22,8 @@ import pytest
 
 import jcsol
 from jcsol.algorithms.koil import KOIL, KOILMKL, uniforms
-from jcsol.auc import koil_synthetic
 from jcsol.base import Example
+from jcsol.datasets import koil_synthetic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import koil_reference as ref  # noqa: E402
@@ -68,7 +70,9 @@ def compare_buffers(learner, state, out, n_pos):
     for rows, name in ((slice(0, size[0]), "pos"), (slice(n_pos, n_pos + size[1]), "neg")):
         np.testing.assert_array_equal(sv[rows], out[f"{name}_x"].astype(np.float32))
         close(alpha[rows], out[f"{name}_alpha"], scale)
-        close(fsv[rows], out[f"{name}_f"], max(np.abs(out["pos_f"]).max(initial=0), np.abs(out["neg_f"]).max(initial=0)))
+        close(
+            fsv[rows], out[f"{name}_f"], max(np.abs(out["pos_f"]).max(initial=0), np.abs(out["neg_f"]).max(initial=0))
+        )
 
 
 CASES = [("RS++", "hinge"), ("FIFO++", "hinge"), ("RS", "hinge"), ("RS++", "smooth"), ("FIFO", "smooth")]
@@ -83,9 +87,21 @@ def test_koil_matches_reference(stream, policy, loss):
     key = jax.random.key(7)
     state, scores, losses = run_steps(learner, X, y, order, key)
     u = uniforms(key, len(order), learner.draw_shape)
-    out = ref.koil(X, y, order, eta=0.05, C=2.0, kernel=ref.gaussian(0.3), budget_pos=12, budget_neg=15, k=3,
-                   policy=policy, loss=loss, u=u)
-    assert out["pos_seen"] > 12 and out["neg_seen"] > 15          # both buffers were full and replaced
+    out = ref.koil(
+        X,
+        y,
+        order,
+        eta=0.05,
+        C=2.0,
+        kernel=ref.gaussian(0.3),
+        budget_pos=12,
+        budget_neg=15,
+        k=3,
+        policy=policy,
+        loss=loss,
+        u=u,
+    )
+    assert out["pos_seen"] > 12 and out["neg_seen"] > 15  # both buffers were full and replaced
     close(scores, out["scores"])
     close(losses, out["losses"])
     compare_buffers(learner, state, out, 12)
@@ -96,8 +112,9 @@ def test_koil_matches_reference(stream, policy, loss):
 def test_koil_other_kernels_match_reference(stream, kernel):
     X, y = stream
     order = np.random.default_rng(1).permutation(len(y))[:150]
-    learner = KOIL(eta=0.05, C=1.0, kernel=kernel, degree=3, coef0=1.0, budget_pos=10, budget_neg=10, k=2,
-                   policy="FIFO++")
+    learner = KOIL(
+        eta=0.05, C=1.0, kernel=kernel, degree=3, coef0=1.0, budget_pos=10, budget_neg=10, k=2, policy="FIFO++"
+    )
     state, scores, _ = run_steps(learner, X, y, order, jax.random.key(0))
     kern = ref.polynomial(3, 1.0) if kernel == "polynomial" else ref.linear()
     out = ref.koil(X, y, order, eta=0.05, C=1.0, kernel=kern, budget_pos=10, budget_neg=10, k=2, policy="FIFO++")
@@ -122,6 +139,7 @@ def test_budgets_above_stream_equal_unbounded_buffers(stream):
         np.testing.assert_array_equal(np.asarray(other.alpha), np.asarray(states[0].alpha))
 
 
+@pytest.mark.slow  # a measurement over 4 keys on its own 500-round stream; the policies' steps are checked above
 def test_rs_plus_plus_keeps_f_closer_to_unbounded_than_rs():
     """The compensation of RS++ keeps the budgeted decision function nearer the unbounded one than plain RS.
 
@@ -138,7 +156,7 @@ def test_rs_plus_plus_keeps_f_closer_to_unbounded_than_rs():
 
     def final_f(budget, policy):
         res = jcsol.run(KOIL(budget_pos=budget, budget_neg=budget, policy=policy, **base), X, y, perms=orders, key=5)
-        return res.score(grid)                                        # (4, 225)
+        return res.score(grid)  # (4, 225)
 
     unbounded = final_f(len(y), "RS++")
     per_run = {p: np.mean(np.abs(final_f(25, p) - unbounded), axis=1) for p in ("RS++", "RS")}
@@ -149,26 +167,38 @@ def test_rs_plus_plus_keeps_f_closer_to_unbounded_than_rs():
     assert gap["RS++"] < 0.5 * scale, (gap, scale)
 
 
-def test_mkl_matches_reference(stream):
+MKL_POOL = (("polynomial", 2.0), ("gaussian", 0.1), ("gaussian", 0.5))
+
+
+@pytest.fixture(scope="module")
+def mkl_run(stream):
+    """KOIL-MKL over 160 rounds of the stream: the learner, the rows' order, its key, and the run's final state
+    and scores (one compilation for the tests below)."""
     X, y = stream
     order = np.random.default_rng(4).permutation(len(y))[:160]
-    pool = (("polynomial", 2.0), ("gaussian", 0.1), ("gaussian", 0.5))
-    learner = KOILMKL(eta=0.05, C=2.0, pool=pool, budget_pos=8, budget_neg=10, k=2, policy="RS++")
+    learner = KOILMKL(eta=0.05, C=2.0, pool=MKL_POOL, budget_pos=8, budget_neg=10, k=2, policy="RS++")
     key = jax.random.key(3)
     state, scores, _ = run_steps(learner, X, y, order, key)
+    return learner, order, key, state, scores
+
+
+def test_mkl_matches_reference(stream, mkl_run):
+    X, y = stream
+    learner, order, key, state, scores = mkl_run
     u = uniforms(key, len(order), learner.draw_shape)
     kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
-    out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2,
-                       policy="RS++", u=u)
+    out = ref.koil_mkl(
+        X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, policy="RS++", u=u
+    )
     close(scores, out["scores"], 1.0)
     close(state.w, out["w"], 1.0)
-    assert np.ptp(out["w"]) > 1e-3                                  # the kernels were told apart
+    assert np.ptp(out["w"]) > 1e-3  # the kernels were told apart
     for l, (pos, neg) in enumerate(out["alpha"]):
         size = np.asarray(state.size[l])
         assert tuple(size) == (len(pos), len(neg))
         scale = max(np.abs(pos).max(initial=0), np.abs(neg).max(initial=0))
-        close(np.asarray(state.alpha[l])[:size[0]], pos, scale)
-        close(np.asarray(state.alpha[l])[8:8 + size[1]], neg, scale)
+        close(np.asarray(state.alpha[l])[: size[0]], pos, scale)
+        close(np.asarray(state.alpha[l])[8 : 8 + size[1]], neg, scale)
     q = out["w"] / out["w"].sum()
     expected = sum(q[l] * np.sign(ref.koil_score(kernels[l], {"bufs": out["bufs"][l]}, X[:40])) for l in range(3))
     close(learner.score(state, X[:40]), expected, 1.0)
@@ -198,47 +228,57 @@ def _occupied(size, n_pos, n):
     return np.where(slot < n_pos, slot < size[0], slot - n_pos < size[1])
 
 
-@pytest.mark.parametrize("policy", ["RS++", "FIFO"])
-def test_gram_matrix_holds_the_kernel_between_support_vectors(stream, policy):
-    """The cached Gram matrix, updated by one row and column per written example, equals the kernel evaluated
-    afresh between the final support vectors (occupied slots), for every run of a σ grid, after replacements."""
+SIGMAS, CS = [0.1, 0.4], [1.0, 8.0]
+GRIDDED = KOIL(budget_pos=12, budget_neg=15, k=3)
+
+
+def _sigma_c_grid(stream, policy):
     X, y = stream
-    learner = KOIL(eta=0.05, C=2.0, sigma=np.array([0.1, 0.5]), budget_pos=12, budget_neg=15, k=3, policy=policy)
-    res = jcsol.run(learner, X, y, perms=2, key=8)
+    return jcsol.run(jcsol.grid(GRIDDED.replace(policy=policy), sigma=SIGMAS, C=CS), X, y, perms=2, key=4)
+
+
+@pytest.fixture(scope="module")
+def sigma_c_grid(stream):
+    """KOIL (RS++) over a 2 × 2 product grid of σ and C, two permutations: one run for the tests below."""
+    return _sigma_c_grid(stream, "RS++")
+
+
+@pytest.mark.parametrize("policy", ["RS++", "FIFO"])
+def test_gram_matrix_holds_the_kernel_between_support_vectors(stream, sigma_c_grid, policy):
+    """The cached Gram matrix, updated by one row and column per written example, equals the kernel evaluated
+    afresh between the final support vectors (occupied slots), for every run of a σ × C grid, after
+    replacements."""
+    res = sigma_c_grid if policy == "RS++" else _sigma_c_grid(stream, policy)
     sv, gram, size = (np.asarray(a) for a in (res.states.sv, res.states.gram, res.states.size))
     assert np.all(np.asarray(res.states.seen) > [12, 15])
-    for g, sigma in enumerate([0.1, 0.5]):
-        for p in range(2):
-            occ = _occupied(size[g, p], 12, 27)
-            fresh = np.asarray(jcsol.algorithms.kernels.kernel_matrix("gaussian", sv[g, p], sv[g, p], sigma=sigma))
-            np.testing.assert_allclose(gram[g, p][np.ix_(occ, occ)], fresh[np.ix_(occ, occ)], rtol=1e-6, atol=1e-7)
+    for (i, sigma), j, p in itertools.product(enumerate(SIGMAS), range(len(CS)), range(2)):
+        occ = _occupied(size[i, j, p], 12, 27)
+        fresh = np.asarray(jcsol.algorithms.kernels.kernel_matrix("gaussian", sv[i, j, p], sv[i, j, p], sigma=sigma))
+        np.testing.assert_allclose(gram[i, j, p][np.ix_(occ, occ)], fresh[np.ix_(occ, occ)], rtol=1e-6, atol=1e-7)
 
 
-def test_mkl_gram_matrices_hold_each_kernel(stream):
-    X, y = stream
-    pool = (("polynomial", 2.0), ("gaussian", 0.3))
-    learner = KOILMKL(eta=0.05, C=2.0, pool=pool, budget_pos=8, budget_neg=10, k=2)
-    state, _, _ = run_steps(learner, X, y, np.random.default_rng(6).permutation(len(y)), jax.random.key(2))
-    members = jcsol.algorithms.kernels.pool_members(pool, jnp.float32)
-    for l in range(len(pool)):
-        member = jax.tree.map(lambda a: a[l], members)
+def test_mkl_gram_matrices_hold_each_kernel(mkl_run):
+    learner, _, _, state, _ = mkl_run
+    members = jcsol.algorithms.kernels.pool_members(MKL_POOL, jnp.float32)
+    for l in range(len(MKL_POOL)):
+        member = jax.tree.map(lambda a, l=l: a[l], members)
         sv = np.asarray(state.sv[l])
         occ = _occupied(np.asarray(state.size[l]), 8, 18)
-        assert occ.sum() == 18                                        # both buffers full
+        assert occ.sum() == 18  # both buffers full
         fresh = np.asarray(jcsol.algorithms.kernels.pool_kernel(member, sv, sv))
-        np.testing.assert_allclose(np.asarray(state.gram[l])[np.ix_(occ, occ)], fresh[np.ix_(occ, occ)],
-                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            np.asarray(state.gram[l])[np.ix_(occ, occ)], fresh[np.ix_(occ, occ)], rtol=1e-6, atol=1e-7
+        )
 
 
-def test_sigma_times_C_grid_is_one_vmapped_run(stream):
+def test_sigma_times_C_grid_is_one_vmapped_run(stream, sigma_c_grid):
     """A KOIL whose σ and C are a 2 × 2 product grid gives, point by point, the runs of the single learners."""
     X, y = stream
-    grid = jcsol.grid(KOIL(budget_pos=10, budget_neg=10, k=2), sigma=[0.1, 0.4], C=[1.0, 8.0])
-    res = jcsol.run(grid, X, y, perms=2, key=4)
+    res = sigma_c_grid
     assert res.grid_shape == (2, 2)
-    for i, s in enumerate([0.1, 0.4]):
-        for j, c in enumerate([1.0, 8.0]):
-            one = jcsol.run(KOIL(sigma=s, C=c, budget_pos=10, budget_neg=10, k=2), X, y, perms=2, key=4)
+    for i, s in enumerate(SIGMAS):
+        for j, c in enumerate(CS):
+            one = jcsol.run(GRIDDED.replace(sigma=s, C=c), X, y, perms=2, key=4)
             np.testing.assert_array_equal(res.counts[i, j], one.counts)
             np.testing.assert_allclose(np.asarray(res.states.alpha)[i, j], one.states.alpha, rtol=1e-5, atol=1e-6)
     alphas = np.asarray(res.states.alpha)
@@ -250,7 +290,8 @@ def test_reservoir_draws_follow_the_key(stream):
     that matters, so its model does not depend on the key."""
     X, y = stream
     order = np.random.default_rng(5).permutation(len(y))
-    rs = KOIL(budget_pos=8, budget_neg=8, k=2, policy="RS++", C=4.0, sigma=0.3)
+    # the configuration (static options and shapes) of test_koil_matches_reference: its compiled scans serve here
+    rs = KOIL(eta=0.05, C=4.0, sigma=0.3, budget_pos=12, budget_neg=15, k=3, policy="RS++")
     fifo = rs.replace(policy="FIFO++")
     a, _, _ = run_steps(rs, X, y, order, jax.random.key(1))
     b, _, _ = run_steps(rs, X, y, order, jax.random.key(1))

@@ -61,7 +61,9 @@ LEARNERS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(LEARNERS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.slow) if name == "ACOG-I" else name for name in sorted(LEARNERS)]
+)  # the full covariance: the longest compilation
 @pytest.mark.parametrize("seed", [0, 1])
 def test_learn_in_batches_is_run_over_the_whole_stream(stream, name, seed):
     X, y = stream
@@ -72,8 +74,14 @@ def test_learn_in_batches_is_run_over_the_whole_stream(stream, name, seed):
     assert_same_as_run(live, learner, X, y, scores)
 
 
-@pytest.mark.parametrize("learner", [jcsol.COG(eta=np.array([0.1, 1.0])),
-                                     jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)], ids=lambda l: l.name)
+@pytest.mark.parametrize(
+    "learner",
+    [
+        pytest.param(jcsol.COG(eta=np.array([0.1, 1.0])), marks=pytest.mark.slow),
+        jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True),
+    ],
+    ids=lambda l: l.name,
+)
 def test_sparse_rows_and_fixed_costs(learner):
     X, y = sparse_stream()
     objective = jcsol.Cost(c_p=0.8, c_n=0.2)
@@ -91,8 +99,8 @@ def test_one_event_at_a_time_is_run_over_the_whole_stream(stream, name):
     scores = []
     for t in range(len(y)):
         chosen = live.served
-        served = live.predict(X[t:t + 1])                          # scoring changes nothing
-        scores.append(live.learn(X[t:t + 1], y[t:t + 1], return_scores=True))
+        served = live.predict(X[t : t + 1])  # scoring changes nothing
+        scores.append(live.learn(X[t : t + 1], y[t : t + 1], return_scores=True))
         np.testing.assert_allclose(served[0], scores[-1][0, chosen], rtol=1e-5, atol=1e-6)
     assert_same_as_run(live, learner, X, y, np.concatenate(scores))
 
@@ -101,7 +109,7 @@ def test_one_sparse_event_at_a_time_is_run_over_the_whole_stream():
     X, y = sparse_stream()
     learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
     live = Live(learner)
-    scores = [live.learn(take(X, t, t + 1), y[t:t + 1], return_scores=True) for t in range(len(y))]
+    scores = [live.learn(take(X, t, t + 1), y[t : t + 1], return_scores=True) for t in range(len(y))]
     assert_same_as_run(live, learner, X, y, np.concatenate(scores))
 
 
@@ -109,10 +117,10 @@ def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):
     X, y = stream
     learner = LEARNERS["ACOG-II-diag"]
     live = Live(learner, batch_sizes=(7, 50))
-    cuts = [0, 7, 57, 107, 114, 130, 160]                          # 7, 50, 50, 7, then sizes not declared
+    cuts = [0, 7, 57, 107, 114, 130, 160]  # 7, 50, 50, 7, then sizes not declared
     scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
     assert_same_as_run(live, learner, X, y, scores)
-    served = live.predict(X[:7])                                   # scored unpadded, as one call of size 7
+    served = live.predict(X[:7])  # scored unpadded, as one call of size 7
     np.testing.assert_array_equal(served, live.scores(X[:7])[:, live.served])
     for bad in ((0,), (2.5,), (True,)):
         with pytest.raises(ValueError, match="batch_sizes"):
@@ -123,14 +131,15 @@ def test_predict_scores_with_the_current_states(stream):
     X, y = stream
     live = Live(jcsol.COG(eta=jcsol.decades()))
     live.learn(X[:100], y[:100])
-    w = live.states.w                                              # (G, d)
+    w = live.states.w  # (G, d)
     np.testing.assert_allclose(live.scores(X[100:107]), X[100:107] @ w.T, rtol=1e-5, atol=1e-6)
-    served = live.predict(X[100:107])                              # 7 rows, padded to 16: padding dropped
+    served = live.predict(X[100:107])  # 7 rows, padded to 16: padding dropped
     assert served.shape == (7,)
     np.testing.assert_array_equal(served, live.scores(X[100:107])[:, live.served])
 
 
 # -- the board against a NumPy loop ---------------------------------------------------------------------------
+
 
 def board_reference(scores, y, *, rule, margin, rate, gamma, alpha_p=0.5):
     """Progressive counts, discounted counts, FTL choice and Hedge weights, event by event, in float64."""
@@ -158,8 +167,9 @@ def board_reference(scores, y, *, rule, margin, rate, gamma, alpha_p=0.5):
         log_w -= log_w.max()
         recent = gamma * recent + hits
         tp, fn, fp, tn = recent.T
-        quality = (alpha_p * np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1e-300), 0)
-                   + (1 - alpha_p) * np.where(tn + fp > 0, tn / np.maximum(tn + fp, 1e-300), 0))
+        quality = alpha_p * np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1e-300), 0) + (1 - alpha_p) * np.where(
+            tn + fp > 0, tn / np.maximum(tn + fp, 1e-300), 0
+        )
         leader = int(np.argmax(quality))
         if quality[leader] > quality[served] + margin:
             served = leader
@@ -173,11 +183,12 @@ def test_board_follows_its_rules(stream, rule, gamma):
     live = Live(jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64)
     scores, choices = [], []
     for t in range(len(y)):
-        scores.append(live.learn(X[t:t + 1], y[t:t + 1], return_scores=True)[0])
+        scores.append(live.learn(X[t : t + 1], y[t : t + 1], return_scores=True)[0])
         choices.append(int(live.board.served))
     scores = np.array(scores, np.float64)
-    counts, recent, served_counts, ref_choices, log_w = board_reference(scores, y, rule=rule, margin=0.02, rate=0.3,
-                                                                         gamma=gamma)
+    counts, recent, served_counts, ref_choices, log_w = board_reference(
+        scores, y, rule=rule, margin=0.02, rate=0.3, gamma=gamma
+    )
     board = live.leaderboard()
     np.testing.assert_array_equal(board.counts, counts)
     np.testing.assert_allclose(np.asarray(live.board.recent), recent, rtol=1e-5, atol=1e-5)
@@ -189,6 +200,7 @@ def test_board_follows_its_rules(stream, rule, gamma):
         np.testing.assert_allclose(np.asarray(live.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
         assert board.weights.max() > 2 * board.weights.min()
     from sklearn.metrics import roc_auc_score
+
     last = slice(len(y) - 64, len(y))
     for g in range(scores.shape[1]):
         assert board.auc[g] == pytest.approx(roc_auc_score(y[last], scores[last, g]), abs=1e-6)
@@ -208,6 +220,7 @@ def test_leaderboard_table_and_frame(stream):
 
 # -- late labels -----------------------------------------------------------------------------------------------
 
+
 def test_late_labels_learn_in_label_order_and_count_arrival_predictions(stream):
     X, y = stream
     learner = jcsol.ACOG(eta=np.array([0.1, 10.0]), diagonal=True)
@@ -216,9 +229,9 @@ def test_late_labels_learn_in_label_order_and_count_arrival_predictions(stream):
     arrival = []
     label_order = []
     rng = np.random.default_rng(0)
-    for a in range(0, len(y), 20):                       # 20 events arrive, then the labels of a random half
-        arrival.append(live.scores(X[a:a + 20]))
-        live.predict(X[a:a + 20], ids=ids[a:a + 20])
+    for a in range(0, len(y), 20):  # 20 events arrive, then the labels of a random half
+        arrival.append(live.scores(X[a : a + 20]))
+        live.predict(X[a : a + 20], ids=ids[a : a + 20])
         waiting = np.flatnonzero(live.pending(ids))
         ready = rng.choice(waiting, len(waiting) // 2, replace=False)
         live.learn(ids=ids[ready], y=y[ready])
@@ -228,14 +241,13 @@ def test_late_labels_learn_in_label_order_and_count_arrival_predictions(stream):
     label_order += rest.tolist()
     order = np.array(label_order)
     assert sorted(order) == list(range(len(y)))
-    res = jcsol.run(learner, X, y, perms=order[None], objective=LAPLACE)    # learning follows the labels
+    res = jcsol.run(learner, X, y, perms=order[None], objective=LAPLACE)  # learning follows the labels
     for a, b in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
         np.testing.assert_array_equal(a, b[:, 0])
-    arrival = np.concatenate(arrival)                   # measures count the predictions made at arrival
-    expected = np.stack([np.bincount(np.where(y > 0, 0, 2) + (arrival[:, g] < 0), minlength=4)
-                         for g in range(2)])
+    arrival = np.concatenate(arrival)  # measures count the predictions made at arrival
+    expected = np.stack([np.bincount(np.where(y > 0, 0, 2) + (arrival[:, g] < 0), minlength=4) for g in range(2)])
     np.testing.assert_array_equal(live.leaderboard().counts, expected)
-    assert not np.array_equal(live.counts, expected)   # the engine's counts are the learning pass's own
+    assert not np.array_equal(live.counts, expected)  # the engine's counts are the learning pass's own
 
 
 def test_store_policy(stream):
@@ -248,19 +260,19 @@ def test_store_policy(stream):
         live.predict(X[6:8], ids=["x", "x"])
     with pytest.raises(OverflowError, match="larger than the store"):
         live.predict(X[:9], ids=[f"b{i}" for i in range(9)])
-    live.predict(X[6:10], ids=[f"e{i}" for i in range(6, 10)])   # 10 > 8: the two oldest are evicted
+    live.predict(X[6:10], ids=[f"e{i}" for i in range(6, 10)])  # 10 > 8: the two oldest are evicted
     assert live.leaderboard().evicted == 2 and live.leaderboard().pending == 8
     np.testing.assert_array_equal(live.pending(["e0", "e1", "e2", "e9"]), [False, False, True, True])
     before = jax.tree.map(np.asarray, live.carry)
     with pytest.raises(KeyError, match="not pending"):
-        live.learn(ids=["e2", "e0"], y=[1, -1])                   # e0 was evicted: nothing is learnt
+        live.learn(ids=["e2", "e0"], y=[1, -1])  # e0 was evicted: nothing is learnt
     with pytest.raises(KeyError, match="not pending"):
         live.learn(ids=["nope"], y=[1])
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(live.carry)))
     assert live.pending(["e2"]).all()
     live.learn(ids=["e2", "e3"], y=[1, -1])
     with pytest.raises(KeyError, match="already labelled"):
-        live.learn(ids=["e2"], y=[1])                             # a label given twice
+        live.learn(ids=["e2"], y=[1])  # a label given twice
     strict = Live(jcsol.COG(eta=0.1), store_size=2, on_full="raise")
     strict.predict(X[:2], ids=[1, 2])
     with pytest.raises(OverflowError, match="do not fit"):
@@ -269,6 +281,7 @@ def test_store_policy(stream):
 
 
 # -- saving ----------------------------------------------------------------------------------------------------
+
 
 def test_saved_learner_continues_bit_identically(stream, tmp_path):
     X, y = stream
@@ -321,6 +334,7 @@ def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):
 
 # -- bad input -------------------------------------------------------------------------------------------------
 
+
 def test_bad_input_is_refused_before_any_work(stream):
     X, y = stream
     with pytest.raises(ValueError, match="offline"):
@@ -347,19 +361,25 @@ def test_bad_input_is_refused_before_any_work(stream):
         live.predict(bad, ids=[1, 2, 3])
     bad[1, 2] = np.inf
     with pytest.raises(ValueError, match="infinite"):
-        live.learn(bad[1:2].astype(np.float32), y[1:2])              # one event, the learner's own dtype
+        live.learn(bad[1:2].astype(np.float32), y[1:2])  # one event, the learner's own dtype
     assert live.leaderboard().pending == 0 and live.leaderboard().events == 10
 
 
 # -- tables ----------------------------------------------------------------------------------------------------
+
 
 def test_tables_through_the_encoder_are_saved_with_the_learner(tmp_path):
     features = pytest.importorskip("jcsol.features")
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
     n = 120
-    frame = pd.DataFrame({"amount": rng.lognormal(3, 1, n), "merchant": rng.choice(list("abcdef"), n),
-                          "country": rng.choice(["fr", "de", "us"], n)})
+    frame = pd.DataFrame(
+        {
+            "amount": rng.lognormal(3, 1, n),
+            "merchant": rng.choice(list("abcdef"), n),
+            "country": rng.choice(["fr", "de", "us"], n),
+        }
+    )
     y = np.where((frame["merchant"] == "a") & (frame["amount"] > 20), 1, -1)
     make = lambda: features.TableEncoder(numeric=["amount"], categorical=["merchant", "country"], bits=10)
     learner = jcsol.COG(eta=np.array([0.1, 1.0]))
@@ -371,7 +391,7 @@ def test_tables_through_the_encoder_are_saved_with_the_learner(tmp_path):
         each.predict(frame.iloc[60:], ids=range(60, n))
         each.learn(ids=range(60, n), y=y[60:])
     np.testing.assert_array_equal(live.states.w, loaded.states.w)
-    encoder = make()                                    # the same as encoding the table first, then run()
+    encoder = make()  # the same as encoding the table first, then run()
     X = encoder.fit_transform(frame)
     res = jcsol.run(learner, X, y, perms=np.arange(n)[None], objective=LAPLACE)
     np.testing.assert_array_equal(live.states.w, res.states.w[:, 0])
@@ -379,8 +399,11 @@ def test_tables_through_the_encoder_are_saved_with_the_learner(tmp_path):
 
 def test_a_list_of_learners_is_each_learners_run(stream, tmp_path):
     X, y = stream
-    learners = [jcsol.COG(eta=np.array([0.1, 1.0, 10.0])), jcsol.ACOG(eta=np.array([1.0, 100.0]), diagonal=True),
-                jcsol.PA1()]
+    learners = [
+        jcsol.COG(eta=np.array([0.1, 1.0, 10.0])),
+        jcsol.ACOG(eta=np.array([1.0, 100.0]), diagonal=True),
+        jcsol.PA1(),
+    ]
     live = Live(learners)
     cuts = split(len(y), 5)
     scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:])])
@@ -389,8 +412,8 @@ def test_a_list_of_learners_is_each_learners_run(stream, tmp_path):
     for learner, states in zip(learners, live.states):
         res = jcsol.run(learner, X, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True)
         size = int(np.prod(res.counts.shape[:-2]))
-        np.testing.assert_array_equal(scores[:, start:start + size].T, res.scores.reshape(size, len(y)))
-        np.testing.assert_array_equal(live.counts[start:start + size], res.counts.reshape(size, 4))
+        np.testing.assert_array_equal(scores[:, start : start + size].T, res.scores.reshape(size, len(y)))
+        np.testing.assert_array_equal(live.counts[start : start + size], res.counts.reshape(size, 4))
         for a, b in zip(jax.tree.leaves(states), jax.tree.leaves(res.states)):
             np.testing.assert_array_equal(a, np.asarray(b).reshape(a.shape))
         start += size

@@ -24,19 +24,19 @@ def test_notebook_runs(path, monkeypatch):
         assert set(results) == {"COG-I", "COG-II", "ACOG-I", "ACOG-II"}
         assert results["ACOG-I"].sum.mean() > results["COG-I"].sum.mean()
         assert namespace["fig"].axes[0].get_xlabel() == "examples seen"
-    if path.name == "reproduce_003.ipynb":
+    if path.name == "reproduce_acog.ipynb":
         rep = namespace["rep"]
         german = {r.learner: r for r in rep.rows if r.dataset == "german"}
         assert set(german) == {"COG-I", "ACOG-I"}
-        assert german["ACOG-I"].paper == 63.150 and german["COG-I"].paper == 54.424   # 003 Table II
-        assert german["ACOG-I"].mean > german["COG-I"].mean                         # as published
+        assert german["ACOG-I"].paper == 63.150 and german["COG-I"].paper == 54.424  # the ACOG paper's Table II
+        assert german["ACOG-I"].mean > german["COG-I"].mean  # as published
         assert any("covtype" in n for n in rep.notes)
         ax = namespace["fig"].axes[0]
         assert ax.get_xlabel() == "examples seen" and len(ax.lines) == 2
     if path.name == "live_fraud.ipynb":
         board, n = namespace["board"], namespace["N"]
         assert board.events == n == namespace["labelled"] and board.pending == 0 and board.evicted == 0
-        assert board.served_sum > 0.7                   # the served stream finds most frauds, across the drift,
+        assert board.served_sum > 0.7  # the served stream finds most frauds, across the drift,
         assert board.served_sum > board.sum.max() - 0.03  # within 3 points of the best η in hindsight
         assert len(set(namespace["history"]["served"])) > 1
         assert namespace["fig"].axes[1].get_xlabel() == "payments seen"

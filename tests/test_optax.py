@@ -22,8 +22,7 @@ def test_sgd_reproduces_cog_on_german(german, loss):
     X, y = german
     eta = 0.5
     cog = jcsol.run(jcsol.COG(eta=eta, loss=loss), X, y, perms=2, key=3, curve_points=len(y))
-    opt = jcsol.run(jcsol.OptaxCOG(eta=eta, optimizer="sgd", loss=loss), X, y, perms=2, key=3,
-                    curve_points=len(y))
+    opt = jcsol.run(jcsol.OptaxCOG(eta=eta, optimizer="sgd", loss=loss), X, y, perms=2, key=3, curve_points=len(y))
     np.testing.assert_array_equal(opt.orders, cog.orders)
     # the counts after every round are equal, so every single prediction is
     np.testing.assert_array_equal(_predictions(opt), _predictions(cog))
@@ -93,8 +92,13 @@ def decayed_sgd(learning_rate):
 def test_schedule_counts_updates_and_matches_numpy_loop(small):
     X, y = small
     lr = 0.7
-    res = jcsol.run(jcsol.OptaxCOG(eta=lr, optimizer=decayed_sgd, loss="II"), X, y,
-                    perms=np.arange(len(y))[None], curve_points=len(y))
+    res = jcsol.run(
+        jcsol.OptaxCOG(eta=lr, optimizer=decayed_sgd, loss="II"),
+        X,
+        y,
+        perms=np.arange(len(y))[None],
+        curve_points=len(y),
+    )
     rho = (y == -1).sum() / (y == 1).sum()
     w, k, preds = np.zeros(X.shape[1]), 0, []
     for x, label in zip(X.astype(np.float64), y):

@@ -29,12 +29,17 @@ FLOAT64 = textwrap.dedent(f"""
 @pytest.fixture(scope="module")
 def float64_cells(tmp_path_factory):
     path = tmp_path_factory.mktemp("f64") / "cells.npy"
-    done = subprocess.run([sys.executable, "-c", FLOAT64, str(path)], capture_output=True, text=True,
-                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    done = subprocess.run(
+        [sys.executable, "-c", FLOAT64, str(path)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
     assert done.returncode == 0, done.stderr
     return np.load(path)
 
 
+@pytest.mark.slow  # the whole 581,012-round stream, in float32 here and float64 in a child process
 def test_float32_full_acog_stays_spd_and_agrees_with_float64(float64_cells):
     X, y = covtype_like()
     assert X.shape == (581_012, 54) and (y == 1).sum() == (y == -1).sum()

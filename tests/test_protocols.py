@@ -1,19 +1,13 @@
-"""The papers' protocols (jcsol.protocols): selection and re-run, cross-validation, varying weights, sensitivity,
-old vs new Σ, offline vs Laplace ρ, the paper tables — each checked against an independent computation."""
-
-import re
-from pathlib import Path
+"""The papers' protocols (jcsol.protocols): selection and re-run, cross-validation and its stratified splitter,
+varying weights, sensitivity, old vs new Σ, offline vs Laplace ρ — each checked against an independent
+computation."""
 
 import numpy as np
 import pytest
 
 import jcsol
 from jcsol import metrics, protocols
-from jcsol.algorithms.acog_old_sigma import ACOGOldSigma
 
-from conftest import DATA
-
-PAPERS = Path(__file__).resolve().parents[1] / ".." / "shared" / "papers"
 ETA3 = [0.1, 10.0, 1000.0]
 
 
@@ -28,8 +22,8 @@ def test_default_grid_follows_the_papers():
     assert list(protocols.default_grid(jcsol.ACOG())) == ["eta"]
     np.testing.assert_array_equal(protocols.default_grid(jcsol.COG())["eta"], jcsol.decades())
     assert list(protocols.default_grid(jcsol.PA1())) == ["C"]
-    assert protocols.default_grid(jcsol.AROW()) == {}        # r = 1, as in the papers
-    assert protocols.default_grid(jcsol.CW()) == {}          # η is CW's confidence, not a step size
+    assert protocols.default_grid(jcsol.AROW()) == {}  # r = 1, as in the papers
+    assert protocols.default_grid(jcsol.CW()) == {}  # η is CW's confidence, not a step size
 
 
 def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutations(part):
@@ -40,7 +34,7 @@ def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutati
     assert sel.index == (int(np.argmax(means)),)
     assert sel.chosen == {"eta": ETA3[sel.index[0]]}
     assert float(sel.result.learner.eta) == sel.chosen["eta"] and sel.result.grid_shape == ()
-    assert not np.array_equal(sel.result.orders, sel.sweep.orders)              # fresh permutations
+    assert not np.array_equal(sel.result.orders, sel.sweep.orders)  # fresh permutations
     again = jcsol.run(jcsol.ACOG(eta=sel.chosen["eta"]), X, y, perms=3, key=6)  # key + 1
     np.testing.assert_array_equal(sel.result.counts, again.counts)
     same = protocols.select_and_rerun(jcsol.ACOG(), X, y, grid={"eta": ETA3}, perms=3, key=5, rerun=False)
@@ -49,8 +43,9 @@ def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutati
 
 def test_select_minimises_cost_under_cost(part):
     X, y = part
-    sel = protocols.select_and_rerun(jcsol.COG(loss="II"), X, y, grid={"eta": ETA3}, perms=2,
-                                     objective=jcsol.Cost(c_p=0.9, c_n=0.1), rerun=False)
+    sel = protocols.select_and_rerun(
+        jcsol.COG(loss="II"), X, y, grid={"eta": ETA3}, perms=2, objective=jcsol.Cost(c_p=0.9, c_n=0.1), rerun=False
+    )
     assert sel.measure == "cost"
     assert sel.index == (int(np.argmin(sel.sweep.cost.mean(-1))),)
 
@@ -59,11 +54,11 @@ def test_cross_validation_folds_training_orders_and_held_out_counts(part):
     X, y = part
     cv = protocols.cross_validate(jcsol.ACOG(), X, y, folds=4, repeats=2, grid={"eta": ETA3}, key=3)
     n = len(y)
-    assert cv.train.grid_shape == (3,) and cv.train.n_perms == 8       # every fold and repeat in one run
+    assert cv.train.grid_shape == (3,) and cv.train.n_perms == 8  # every fold and repeat in one run
     for r in range(2):
         sizes = np.bincount(cv.fold_of[r], minlength=4)
         pos = np.bincount(cv.fold_of[r][y > 0], minlength=4)
-        assert sizes.max() - sizes.min() <= 1 and pos.max() - pos.min() <= 1   # stratified, balanced
+        assert sizes.max() - sizes.min() <= 1 and pos.max() - pos.min() <= 1  # stratified, balanced
     length = cv.train.orders.shape[1]
     for p in range(8):
         r, k = divmod(p, 4)
@@ -81,7 +76,7 @@ def test_cross_validation_folds_training_orders_and_held_out_counts(part):
         # the choice is the best online *training* sum of that very run
         assert cv.chosen_index[p] == (int(np.argmax(cv.train.sum[:, p])),)
     assert cv.held_out().shape == (8,)
-    assert cv.held_out_result.counts.sum() == 2 * n              # every example held out once per repeat
+    assert cv.held_out_result.counts.sum() == 2 * n  # every example held out once per repeat
     np.testing.assert_allclose(cv.held_out_result.sum, cv.held_out())
     # a fold run on its own gives the same model
     alone = jcsol.run(jcsol.ACOG(eta=ETA3[cv.chosen_index[0][0]]), X, y, perms=cv.train.orders[:1], key=3)
@@ -96,13 +91,96 @@ def test_cross_validation_without_grid_and_errors(part):
         protocols.cross_validate(jcsol.ACOG(), X, y, folds=1)
 
 
+def _labels(n, share, seed):
+    return np.where(np.random.default_rng(seed).random(n) < share, 1, -1).astype(np.int8)
+
+
+@pytest.mark.parametrize("n, share, folds", [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (40, 0.5, 7)])
+def test_cv_splits_are_stratified_disjoint_and_cover_every_row(n, share, folds):
+    """Each repetition's test folds partition the rows; a run trains on the other folds only, each row once;
+    every fold holds ⌊n/k⌋ or ⌈n/k⌉ rows and ⌊n_c/k⌋ or ⌈n_c/k⌉ rows of each class."""
+    y = _labels(n, share, seed=n)
+    sp = protocols.cv_splits(y, folds, repeats=3, seed=7)
+    assert sp.train.shape[0] == sp.test.shape[0] == 3 * folds and sp.fold_of.shape == (3, n)
+    for r in range(3):
+        tests = [sp.test[r * folds + k][sp.test_mask[r * folds + k]] for k in range(folds)]
+        np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.arange(n))  # a partition
+        for k in range(folds):
+            p = r * folds + k
+            np.testing.assert_array_equal(tests[k], np.flatnonzero(sp.fold_of[r] == k))
+            train = sp.train[p]
+            assert len(np.unique(train)) == len(train) == n - len(tests[k]) - sp.dropped[p]  # each row once
+            assert not np.intersect1d(train, tests[k]).size  # disjoint from its fold
+        for cls in (y > 0, y <= 0):
+            per_fold = np.bincount(sp.fold_of[r][cls], minlength=folds)
+            assert per_fold.max() - per_fold.min() <= 1 and per_fold.sum() == cls.sum()
+        sizes = np.bincount(sp.fold_of[r], minlength=folds)
+        assert sizes.max() - sizes.min() <= 1
+    assert sp.dropped.max() <= 1 and sp.dropped.min() == 0
+
+
+@pytest.mark.parametrize("n, share, folds", [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (41, 0.5, 7)])
+def test_cv_splits_fold_sizes_per_class_are_those_of_stratified_kfold(n, share, folds):
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    y = _labels(n, share, seed=n)
+    y[0] = 1  # scikit-learn deals the classes in the order they first appear: positives first, as cv_splits
+    sp = protocols.cv_splits(y, folds, seed=3)
+    ours = [((y[sp.fold_of[0] == k] > 0).sum(), (y[sp.fold_of[0] == k] <= 0).sum()) for k in range(folds)]
+    kfold = model_selection.StratifiedKFold(folds, shuffle=True, random_state=0)
+    theirs = [((y[test] > 0).sum(), (y[test] <= 0).sum()) for _, test in kfold.split(np.zeros((n, 1)), y)]
+    assert ours == theirs
+
+
+def test_cv_splits_follow_the_seed_and_split_a_subset():
+    y = _labels(120, 0.25, seed=1)
+    a, b = protocols.cv_splits(y, 4, 2, seed=5), protocols.cv_splits(y, 4, 2, seed=5)
+    for field in a._fields:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))  # same seed, same splits
+    other = protocols.cv_splits(y, 4, 2, seed=6)
+    assert not np.array_equal(a.fold_of, other.fold_of) and not np.array_equal(a.train, other.train)
+    rows = np.arange(10, 110, 2)
+    sub = protocols.cv_splits(y, 5, seed=0, subset=rows)
+    assert set(sub.train.ravel()) <= set(rows) and set(sub.test[sub.test_mask]) == set(rows)
+    for cls in (y[rows] > 0, y[rows] <= 0):
+        per_fold = np.bincount(sub.fold_of[0][cls], minlength=5)
+        assert per_fold.max() - per_fold.min() <= 1
+    plain = protocols.cv_splits(y, 4, seed=0, stratify=False)
+    np.testing.assert_array_equal(np.sort(plain.test[plain.test_mask]), np.arange(120))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(folds=1), "folds must be an integer >= 2"),
+        (dict(folds=2.5), "folds must be an integer >= 2"),
+        (dict(repeats=0), "repeats must be an integer >= 1"),
+        (dict(folds=9), "9 folds need at least 9 rows, got 8"),
+    ],
+)
+def test_cv_splits_refuse_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        protocols.cv_splits(np.array([1, -1] * 4), **kwargs)
+
+
+def test_cross_validation_uses_the_splitter(part):
+    X, y = part
+    cv = protocols.cross_validate(jcsol.ACOG(eta=10.0), X, y, folds=3, repeats=2, grid={}, key=4)
+    sp = protocols.cv_splits(y, 3, 2, np.random.default_rng(4))
+    np.testing.assert_array_equal(cv.fold_of, sp.fold_of)
+    np.testing.assert_array_equal(cv.train.orders, sp.train)
+    np.testing.assert_array_equal(cv.dropped, sp.dropped)
+
+
 def test_varying_weights_is_one_run_with_each_weight_its_own_measure(part):
     X, y = part
     vw = protocols.varying_weights(jcsol.COG(), X, y, kind="sum", weights=[0.2, 0.5, 0.8], grid={"eta": ETA3}, perms=2)
-    assert vw.result.grid_shape == (3, 3, ) and vw.values.shape == (3, 2)
+    assert vw.result.grid_shape == (
+        3,
+        3,
+    ) and vw.values.shape == (3, 2)
     sens, spec = vw.result.sensitivity, vw.result.specificity
     for j, a_n in enumerate([0.2, 0.5, 0.8]):
-        manual = (1 - a_n) * sens[:, j] + a_n * spec[:, j]              # (eta, P)
+        manual = (1 - a_n) * sens[:, j] + a_n * spec[:, j]  # (eta, P)
         best = int(np.argmax(manual.mean(-1)))
         np.testing.assert_allclose(vw.values[j], manual[best])
         assert vw.chosen[j] == {"eta": ETA3[best]}
@@ -126,10 +204,10 @@ def test_sensitivity_product_grid_and_figure_slices(part):
     sens = protocols.sensitivity(jcsol.ACOG(loss="II"), X, y, axes={"eta": ETA3, "gamma": [0.1, 1.0, 10.0]}, perms=2)
     assert sens.result.grid_shape == (3, 3)
     np.testing.assert_array_equal(np.asarray(sens.result.learner.gamma)[0], [0.1, 1.0, 10.0])
-    values, mean, std, fixed = sens.curve("eta")                       # Fig. 5: γ at the learner's γ = 1
+    values, mean, std, fixed = sens.curve("eta")  # Fig. 5: γ at the learner's γ = 1
     assert fixed == {"gamma": 1.0}
     np.testing.assert_allclose(mean, sens.mean[:, 1])
-    values, mean, _, fixed = sens.curve("gamma")                       # Fig. 6: η at its best for γ = 1
+    values, mean, _, fixed = sens.curve("gamma")  # Fig. 6: η at its best for γ = 1
     assert fixed == {"eta": ETA3[int(np.argmax(sens.mean[:, 1]))]}
     np.testing.assert_allclose(mean, sens.mean[ETA3.index(fixed["eta"]), :])
     _, mean, _, fixed = sens.curve("gamma", at={"eta": 0.1})
@@ -138,7 +216,7 @@ def test_sensitivity_product_grid_and_figure_slices(part):
 
 
 def _old_sigma_reference(X, y, order, eta, gamma, rho, diagonal):
-    """float64 NumPy loop of ACOG-I with the mean step along the *old* Σ_t (003 Fig. 7, green line)."""
+    """float64 NumPy loop of ACOG-I with the mean step along the *old* Σ_t (the ACOG paper's Fig. 7, green line)."""
     d = X.shape[1]
     mu, sigma = np.zeros(d), (np.ones(d) if diagonal else np.eye(d))
     preds = []
@@ -149,7 +227,7 @@ def _old_sigma_reference(X, y, order, eta, gamma, rho, diagonal):
         r = rho if lab > 0 else 1.0
         if r - lab * f > 0:
             sx = sigma * x if diagonal else sigma @ x
-            mu = mu + eta * lab * sx                 # old Σ_t
+            mu = mu + eta * lab * sx  # old Σ_t
             if diagonal:
                 sigma = sigma - sx * sx / (gamma + sx @ x)
             else:
@@ -163,7 +241,7 @@ def test_old_vs_new_sigma_rules(part, diagonal):
     out = protocols.old_vs_new_sigma(X, y, loss="I", diagonal=diagonal, eta=ETA3, perms=2, key=1)
     assert out.result.grid_shape == (3, 2)
     acog = jcsol.run(jcsol.ACOG(eta=ETA3, diagonal=diagonal), X, y, perms=2, key=1)
-    np.testing.assert_array_equal(out.result.counts[:, 1], acog.counts)     # new_sigma = 1 is ACOG
+    np.testing.assert_array_equal(out.result.counts[:, 1], acog.counts)  # new_sigma = 1 is ACOG
     rho = (y < 0).sum() / (y > 0).sum()
     order = out.result.orders[0]
     preds, mu = _old_sigma_reference(X, y, order, 10.0, 1.0, rho, diagonal)
@@ -176,12 +254,6 @@ def test_old_vs_new_sigma_rules(part, diagonal):
     assert not np.array_equal(out.result.counts[:, 0], out.result.counts[:, 1])  # the rules differ
 
 
-def test_acog_old_sigma_name_and_validation():
-    assert ACOGOldSigma(loss="II", diagonal=True).name == "ACOG-II-diag-old-sigma"
-    with pytest.raises(ValueError):
-        ACOGOldSigma(eta=-1.0)
-
-
 def test_offline_vs_laplace_pairs_the_permutations(part):
     X, y = part
     out = protocols.offline_vs_laplace(jcsol.COG(), X, y, grid={"eta": ETA3}, perms=2, rerun=False)
@@ -189,47 +261,3 @@ def test_offline_vs_laplace_pairs_the_permutations(part):
     np.testing.assert_array_equal(out.offline.sweep.orders, out.laplace.sweep.orders)
     assert not np.array_equal(out.offline.sweep.counts, out.laplace.sweep.counts)
     assert set(out.values) == {"offline", "laplace"}
-
-
-def test_paper_values_are_transcribed_from_the_papers():
-    """Every number in PAPER appears, with three decimals, in the text of the paper it is cited from."""
-    files = {"003": "003_63f44bc66fba62e6.txt", "000": "000_3a04ff91a1415fb5.txt", "001": "001_1f408015128540e5.txt"}
-    if not PAPERS.exists():
-        pytest.skip(f"{PAPERS} not available")
-    texts = {k: (PAPERS / f).read_text() for k, f in files.items()}
-    count = 0
-    for table, cells in protocols.PAPER.items():
-        text = texts[table.split("-")[0]]
-        numbers = set(re.findall(r"\d+\.\d{3}", text))
-        for (dataset, column), values in cells.items():
-            for learner, value in values.items():
-                assert f"{value:.3f}" in numbers, (table, dataset, column, learner, value)
-                count += 1
-    assert count > 150
-
-
-def test_reproduce_table_on_german_skips_what_is_missing(monkeypatch):
-    from jcsol import algorithms
-
-    if not DATA.exists():
-        pytest.skip(f"{DATA} not available")
-    monkeypatch.delitem(algorithms.VARIANTS, "ACOG-II")
-    rep = protocols.reproduce_table("003-table2", DATA, perms=2, datasets=["german", "covtype"],
-                                    learners=["COG-I", "ACOG-II"], step_sizes=[1.0, 100.0], rerun=False)
-    assert [(r.dataset, r.measure, r.learner) for r in rep.rows] == [("german", "sum", "COG-I"),
-                                                                    ("german", "cost", "COG-I")]
-    assert rep.rows[0].paper == 54.424 and rep.rows[1].paper == 1.770 and rep.rows[1].unit == "cost/100"
-    sel = rep.outcomes[("german", "sum", "COG-I")]
-    assert sel.sweep.grid_shape == (2,) and sel.chosen["eta"] in (1.0, 100.0)
-    np.testing.assert_allclose(rep.rows[0].mean, 100 * sel.values.mean())
-    assert any("ACOG-II" in n and "not registered" in n for n in rep.notes)
-    assert any("covtype" in n for n in rep.notes)
-    with pytest.raises(ValueError, match="table"):
-        protocols.reproduce_table("003-table9", DATA)
-
-
-def test_load_dataset_falls_back_to_shipped_copies(tmp_path):
-    X, y = protocols.load_dataset("german", tmp_path)
-    assert X.shape == (1000, 24) and (y > 0).sum() == 300
-    with pytest.raises(protocols.DataMissing):
-        protocols.load_dataset("a9a", tmp_path)

@@ -40,9 +40,9 @@ import jcsol
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference as ref  # noqa: E402
+from conftest import DATA  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 NAMES = ["COG-I", "COG-II", "ACOG-I", "ACOG-II", "ACOG-I-diag", "ACOG-II-diag"]
 VARIANTS = [n for n in jcsol.VARIANTS if n.split("-")[0] in ("COG", "ACOG")]
@@ -54,7 +54,7 @@ OBJECTIVES = {
     "cost": (lambda: jcsol.Cost(c_p=0.9, c_n=0.1), lambda: ref.cost(0.9, 0.1)),
 }
 
-F32_TOL = 1e-4   # rtol, and atol relative to max|w_ref|, for float32 runs on german (see module docstring)
+F32_TOL = 1e-4  # rtol, and atol relative to max|w_ref|, for float32 runs on german (see module docstring)
 ETA_GERMAN = 1.0
 # a9a's rows are (mostly) 14 binary features scaled by 1/√14: with a "round" η (1, 0.5, …) a margin such as
 # η·‖x‖² of a repeated row hits ρ_t or 1 exactly in real arithmetic, and the float32-stored x puts it 4e-8
@@ -73,12 +73,12 @@ def orders_for(n: int, count: int, seed: int) -> np.ndarray:
     return np.stack([rng.permutation(n) for _ in range(count)])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def german():
     return jcsol.datasets.load("german")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _a9a():
     parts = [jcsol.datasets.load(DATA / f, n_features=123) for f in ("a9a.gz", "a9a.t.gz")]
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -103,8 +103,11 @@ def per_round_predictions(res, y, orders) -> np.ndarray:
     assert np.all((cells == 0) | (cells == 1)) and np.all(cells.sum(-1) == 1), "a round is not exactly one cell"
     cell = cells.argmax(-1)
     labels = np.where(cell <= 1, 1, -1)  # tp=0, fn=1: a positive example
-    np.testing.assert_array_equal(labels, np.broadcast_to(y[orders], labels.shape),
-                                  err_msg="the engine did not process the rows in the given order")
+    np.testing.assert_array_equal(
+        labels,
+        np.broadcast_to(y[orders], labels.shape),
+        err_msg="the engine did not process the rows in the given order",
+    )
     np.testing.assert_array_equal(curve[..., -1, :], res.counts)
     return np.where((cell == 0) | (cell == 2), 1, -1)
 
@@ -132,8 +135,9 @@ def assert_same_run(pred, counts, w, sigma, tr: ref.Trace, kind: str, tol: float
     scale = max(1.0, float(np.max(np.abs(tr.w))))
     np.testing.assert_allclose(w, tr.w, rtol=tol, atol=tol * scale, err_msg=f"{what}: final weights")
     if tr.sigma is not None:
-        np.testing.assert_allclose(sigma, tr.sigma, rtol=tol, atol=tol * float(np.max(np.abs(tr.sigma))),
-                                   err_msg=f"{what}: final Σ")
+        np.testing.assert_allclose(
+            sigma, tr.sigma, rtol=tol, atol=tol * float(np.max(np.abs(tr.sigma))), err_msg=f"{what}: final Σ"
+        )
 
 
 def _closest_call(tr: ref.Trace, kind: str, upto: int) -> str:
@@ -142,8 +146,10 @@ def _closest_call(tr: ref.Trace, kind: str, upto: int) -> str:
         return "no earlier round"
     arg = tr.hinge_argument(kind)[:upto]
     i = int(np.argmin(np.abs(arg)))
-    return (f"closest earlier update decision: round {i}, loss argument (I: ρ−yf, II: 1−yf) {float(arg[i])!r}, "
-            f"margin y·f {float(tr.labels[i] * tr.scores[i])!r}")
+    return (
+        f"closest earlier update decision: round {i}, loss argument (I: ρ−yf, II: 1−yf) {float(arg[i])!r}, "
+        f"margin y·f {float(tr.labels[i] * tr.scores[i])!r}"
+    )
 
 
 def learner_of(name: str, **hp):
@@ -153,6 +159,7 @@ def learner_of(name: str, **hp):
 # ----------------------------------------------------------------------------------------------------------
 # The reference itself, by hand
 # ----------------------------------------------------------------------------------------------------------
+
 
 def test_variant_registry_is_covered():
     assert sorted(VARIANTS) == sorted(NAMES)
@@ -205,6 +212,19 @@ def test_reference_acog_uses_the_new_sigma_by_hand():
         np.testing.assert_array_equal(tr.updated, [True, True, False, True])
 
 
+def test_reference_acog_old_and_mixed_sigma_by_hand():
+    X, y, order, rho = _hand_stream()
+    for diagonal in (False, True):
+        # ν = 0, the old Σ_t: r0 μ = [1, 0]; r1 μ = [1, -1]; r2 margin 1 ≥ ρ: no change; r3 μ_2 = -1 + Σ_22 = -1/2
+        tr = ref.acog(X, y, order, eta=1.0, gamma=1.0, loss="I", diagonal=diagonal, rho_of=rho, new_sigma=0.0)
+        np.testing.assert_allclose(tr.w, [1.0, -0.5])
+        # ν = 1/2, the mean of both: r0 step 3/4; r1 step 3/4; r2 no change; r3 step (1/2 + 1/3)/2 = 5/12
+        tr = ref.acog(X, y, order, eta=1.0, gamma=1.0, loss="I", diagonal=diagonal, rho_of=rho, new_sigma=0.5)
+        np.testing.assert_allclose(tr.w, [0.75, -0.75 + 5 / 12])
+        # Σ does not depend on ν
+        np.testing.assert_allclose(np.diag(tr.sigma) if not diagonal else tr.sigma, [0.5, 1 / 3])
+
+
 def test_reference_full_equals_diag_on_axis_aligned_rows():
     rng = np.random.default_rng(5)
     X = np.eye(6)[rng.integers(0, 6, 300)] * rng.uniform(0.5, 2, (300, 1))
@@ -221,6 +241,7 @@ def test_reference_full_equals_diag_on_axis_aligned_rows():
 # jcsol (float32) against the reference on german
 # ----------------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("objective", sorted(OBJECTIVES))
 @pytest.mark.parametrize("name", NAMES)
 def test_german_float32(name, objective):
@@ -234,8 +255,16 @@ def test_german_float32(name, objective):
     for p, order in enumerate(orders):
         tr = ref.run_variant(name, X, y, order, make_rho(), eta=f32(ETA_GERMAN))
         assert 0 < tr.updated.sum() < len(order)  # both branches of the update are exercised
-        assert_same_run(preds[p], res.counts[p], w[p], None if sigma is None else sigma[p], tr,
-                        name.split("-")[1], F32_TOL, f"{name} {objective} perm {p}")
+        assert_same_run(
+            preds[p],
+            res.counts[p],
+            w[p],
+            None if sigma is None else sigma[p],
+            tr,
+            name.split("-")[1],
+            F32_TOL,
+            f"{name} {objective} perm {p}",
+        )
 
 
 def test_german_eta_grid_cog_float32():
@@ -251,8 +280,7 @@ def test_german_eta_grid_cog_float32():
         for p, order in enumerate(orders):
             tr = ref.cog(X, y, order, f32(eta), "I", ref.sum_offline())
             runs[g, p] = tr.predictions
-            assert_same_run(preds[g, p], res.counts[g, p], w[g, p], None, tr, "I", F32_TOL,
-                            f"COG-I η={eta} perm {p}")
+            assert_same_run(preds[g, p], res.counts[g, p], w[g, p], None, tr, "I", F32_TOL, f"COG-I η={eta} perm {p}")
     # the grid points are genuinely different runs (so a mix-up of grid points would be caught)
     assert any(np.any(runs[0, p] != runs[2, p]) for p in range(2))
 
@@ -273,15 +301,78 @@ def test_german_eta_gamma_grid_acog_float32(diagonal):
             for p, order in enumerate(orders):
                 tr = ref.acog(X, y, order, f32(eta), f32(gamma), "II", diagonal, ref.sum_laplace())
                 finals[i, j, p] = tr.sigma
-                assert_same_run(preds[i, j, p], res.counts[i, j, p], w[i, j, p], sigma[i, j, p], tr, "II", F32_TOL,
-                                f"ACOG-II{'-diag' if diagonal else ''} η={eta} γ={gamma} perm {p}")
+                assert_same_run(
+                    preds[i, j, p],
+                    res.counts[i, j, p],
+                    w[i, j, p],
+                    sigma[i, j, p],
+                    tr,
+                    "II",
+                    F32_TOL,
+                    f"ACOG-II{'-diag' if diagonal else ''} η={eta} γ={gamma} perm {p}",
+                )
     assert not np.allclose(finals[1, 0, 0], finals[1, 1, 0])  # γ matters
 
 
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_german_new_sigma_grid_acog_float32(diagonal):
+    """ACOG's ``new_sigma`` = ν: 0 (the old Σ_t), 1/2 and 1 (ACOG) as one grid, each point against the reference."""
+    X, y = german()
+    orders = orders_for(len(y), 2, seed=4)
+    etas, nus = [1.0, 10.0], [0.0, 0.5, 1.0]
+    learner = jcsol.grid(jcsol.ACOG(loss="I", diagonal=diagonal), eta=etas, new_sigma=nus)
+    res = run_jcsol(learner, X, y, orders, jcsol.Sum())
+    assert res.grid_shape == (2, 3)
+    preds = per_round_predictions(res, y, orders)
+    w, sigma = final_state(res)
+    for i, eta in enumerate(etas):
+        for j, nu in enumerate(nus):
+            for p, order in enumerate(orders):
+                tr = ref.acog(X, y, order, f32(eta), 1.0, "I", diagonal, ref.sum_offline(), new_sigma=nu)
+                assert_same_run(
+                    preds[i, j, p],
+                    res.counts[i, j, p],
+                    w[i, j, p],
+                    sigma[i, j, p],
+                    tr,
+                    "I",
+                    F32_TOL,
+                    f"ACOG-I{'-diag' if diagonal else ''} η={eta} ν={nu} perm {p}",
+                )
+    default = run_jcsol(jcsol.ACOG(eta=np.array(etas), loss="I", diagonal=diagonal), X, y, orders, jcsol.Sum())
+    np.testing.assert_array_equal(default.counts, res.counts[:, 2])  # ν = 1 is ACOG
+    np.testing.assert_array_equal(np.asarray(default.states.mu), w[:, 2])
+    assert not np.array_equal(preds[:, 0], preds[:, 2])  # the rules differ
+
+
+def test_acog_diag_new_sigma_on_sparse_rows_gives_the_dense_run():
+    """The diagonal mixed step touches only a sparse row's non-zeros, and equals the dense one."""
+    X, y = german()
+    Xs, ys = jcsol.datasets.load("german", sparse=True)
+    np.testing.assert_array_equal(y, ys)
+    learner = jcsol.grid(jcsol.ACOG(diagonal=True, loss="II"), eta=[1.0, 10.0], new_sigma=[0.0, 0.5, 1.0])
+    dense = jcsol.run(learner, X[:300], y[:300], perms=2, key=2)
+    sparse = jcsol.run(
+        learner, jcsol.SparseRows(Xs.indices[:300], Xs.values[:300], Xs.n_features), y[:300], perms=2, key=2
+    )
+    np.testing.assert_array_equal(dense.counts, sparse.counts)
+    np.testing.assert_allclose(np.asarray(sparse.states.mu), np.asarray(dense.states.mu), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(sparse.states.sigma), np.asarray(dense.states.sigma), rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(dense.counts[:, 0], dense.counts[:, 2])  # ν changes the runs
+
+
+def test_acog_new_sigma_validation():
+    jcsol.ACOG(new_sigma=0.0), jcsol.ACOG(new_sigma=[0.0, 0.25, 1.0])
+    for bad in (-0.1, 1.5, [0.0, 2.0]):
+        with pytest.raises(ValueError, match="new_sigma must be in \\[0, 1\\]"):
+            jcsol.ACOG(new_sigma=bad)
+    assert jcsol.ACOG(loss="II", diagonal=True, new_sigma=0.0).name == "ACOG-II-diag"
+
+
 def test_laplace_counts_include_the_current_round():
-    """The Laplace estimate counts the current example (SPEC §3). On this stream a reference that counts only
-    the previous rounds, or that uses the offline ρ, predicts differently, so jcsol's agreement with the
-    "including" reference at every round pins the convention down."""
+    """The Laplace estimate counts the current example (docs/conventions.md). On this stream a reference that
+    counts only the previous rounds, or that uses the offline ρ, predicts differently, so jcsol's agreement with
+    the "including" reference at every round pins the convention down."""
     X, y = german()
     orders = orders_for(len(y), 2, seed=3)
 
@@ -369,7 +460,8 @@ def test_a9a_float32(name):
         unexplained = np.flatnonzero(differ[:H] & (np.abs(tr.scores[:H]) >= allowance[:H]))
         assert unexplained.size == 0, (
             f"{name} perm {p}: prediction differs at round {unexplained[0]} before the certified horizon {H}; "
-            f"reference score {float(tr.scores[unexplained[0]])!r}")
+            f"reference score {float(tr.scores[unexplained[0]])!r}"
+        )
         assert differ.mean() < 0.01, f"{name} perm {p}: {differ.sum()} of {L} predictions differ"
         if not differ.any():
             np.testing.assert_array_equal(res.counts[p], ref.confusion(tr.labels, tr.predictions))
@@ -378,8 +470,13 @@ def test_a9a_float32(name):
     # the first K rounds with the same ρ (the offline ρ of the whole stream, constant within a run).
     K = max(k for k in checkpoints if k <= min(horizons))
     rho_full = float(traces[0].rhos[traces[0].labels > 0][0])
-    prefix = run_jcsol(learner_of(name, eta=ETA_A9A), X, y, orders[:, :K],
-                       jcsol.Cost(c_p=rho_full / (1 + rho_full), c_n=1 / (1 + rho_full)))
+    prefix = run_jcsol(
+        learner_of(name, eta=ETA_A9A),
+        X,
+        y,
+        orders[:, :K],
+        jcsol.Cost(c_p=rho_full / (1 + rho_full), c_n=1 / (1 + rho_full)),
+    )
     prefix_preds = per_round_predictions(prefix, y, orders[:, :K])
     w, sigma = final_state(prefix)
     tol = K * 2.0**-24
@@ -388,11 +485,17 @@ def test_a9a_float32(name):
         assert not np.any(differ & (np.abs(tr.scores[:K]) >= allowance[:K])), f"{name} perm {p}: prefix run"
         w_ref, sigma_ref = tr.snapshots[K]
         scale = max(1.0, float(np.max(np.abs(w_ref))))
-        np.testing.assert_allclose(w[p], w_ref, rtol=tol, atol=tol * scale,
-                                   err_msg=f"{name} perm {p}: weights after {K} rounds")
+        np.testing.assert_allclose(
+            w[p], w_ref, rtol=tol, atol=tol * scale, err_msg=f"{name} perm {p}: weights after {K} rounds"
+        )
         if sigma_ref is not None:
-            np.testing.assert_allclose(sigma[p], sigma_ref, rtol=tol, atol=tol * float(np.max(np.abs(sigma_ref))),
-                                       err_msg=f"{name} perm {p}: Σ after {K} rounds")
+            np.testing.assert_allclose(
+                sigma[p],
+                sigma_ref,
+                rtol=tol,
+                atol=tol * float(np.max(np.abs(sigma_ref))),
+                err_msg=f"{name} perm {p}: Σ after {K} rounds",
+            )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -423,16 +526,17 @@ F64_SCRIPT = textwrap.dedent(r"""
         "cost": (jcsol.Cost(c_p=0.9, c_n=0.1), ref.cost(0.9, 0.1)),
     }
     checked, worst = 0, 0.0
-    for name, obj in cfg["runs"]:
+    for name, obj, *extra in cfg["runs"]:
+        hp = extra[0] if extra else {}
         jobj, rho_of = objectives[obj]
-        res = jcsol.run(jcsol.by_name(name, eta=cfg["eta"]), X, y, perms=orders, objective=jobj,
+        res = jcsol.run(jcsol.by_name(name, eta=cfg["eta"], **hp), X, y, perms=orders, objective=jobj,
                         curve_points=L, dtype="float64")
         assert np.asarray(res.states.mu if hasattr(res.states, "mu") else res.states.w).dtype == np.float64
         cells = np.diff(res.curve, axis=-2, prepend=0).argmax(-1)
         preds = np.where((cells == 0) | (cells == 2), 1, -1)
         assert np.array_equal(np.where(cells <= 1, 1, -1), y[orders])
         for p, order in enumerate(orders):
-            tr = ref.run_variant(name, X, y, order, rho_of, eta=cfg["eta"])
+            tr = ref.run_variant(name, X, y, order, rho_of, eta=cfg["eta"], **hp)
             diff = np.flatnonzero(preds[p] != tr.predictions)
             assert diff.size == 0, (name, obj, p, "first differing round", int(diff[0]),
                                     "reference score", float(tr.scores[diff[0]]))
@@ -450,17 +554,28 @@ F64_SCRIPT = textwrap.dedent(r"""
 
 
 def run_f64(cfg: dict) -> dict:
-    proc = subprocess.run([sys.executable, "-c", F64_SCRIPT, str(HERE), json.dumps(cfg)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", F64_SCRIPT, str(HERE), json.dumps(cfg)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, f"float64 subprocess failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_float64_german_subprocess():
     # every variant, the objectives in turn, so that each meets a COG, a full and a diagonal ACOG
-    # (german × every objective in float32 is test_german_float32)
-    runs = [["COG-I", "sum"], ["COG-II", "laplace"], ["ACOG-I", "cost"], ["ACOG-II", "sum"],
-            ["ACOG-I-diag", "laplace"], ["ACOG-II-diag", "cost"], ["ACOG-II", "laplace"]]
+    # (german × every objective in float32 is test_german_float32); ACOG's old-Σ and mixed mean steps
+    runs = [
+        ["COG-I", "sum"],
+        ["COG-II", "laplace"],
+        ["ACOG-I", "cost"],
+        ["ACOG-II", "sum"],
+        ["ACOG-I-diag", "laplace"],
+        ["ACOG-II-diag", "cost"],
+        ["ACOG-II", "laplace"],
+        ["ACOG-I", "sum", {"new_sigma": 0.0}],
+        ["ACOG-II-diag", "laplace", {"new_sigma": 0.0}],
+        ["ACOG-II", "cost", {"new_sigma": 0.5}],
+    ]
     cfg = {"data": "german", "seed": 7, "perms": 2, "eta": 1.0, "runs": runs}
     out = run_f64(cfg)
     assert out["checked"] == len(runs) * 2
@@ -469,8 +584,13 @@ def test_float64_german_subprocess():
 
 def test_float64_a9a_subprocess():
     a9a()  # skips when the data is absent
-    cfg = {"data": [str(DATA / "a9a.gz"), str(DATA / "a9a.t.gz")], "seed": 2024, "perms": 1, "eta": ETA_A9A,
-           "runs": [["ACOG-II", "sum"]]}
+    cfg = {
+        "data": [str(DATA / "a9a.gz"), str(DATA / "a9a.t.gz")],
+        "seed": 2024,
+        "perms": 1,
+        "eta": ETA_A9A,
+        "runs": [["ACOG-II", "sum"]],
+    }
     out = run_f64(cfg)
     assert out["checked"] == 1
     assert out["worst_relative_error"] < 1e-9

@@ -1,15 +1,10 @@
-"""Tables (text, Markdown, LaTeX, best value in bold), the paper-beside-jcsol table, per-run records, CSV/JSON
-writers, and every figure type of jcsol.plots."""
-
-import csv
-import json
-import math
+"""Tables of jcsol.report (text, Markdown, LaTeX, best value in bold) and every figure type of jcsol.plots."""
 
 import numpy as np
 import pytest
 
 import jcsol
-from jcsol import protocols, report
+from jcsol import protocols
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +25,12 @@ def test_table_bolds_the_best_mean_of_each_column(runs):
     best = max(sums, key=sums.get)
     worst = min(sums, key=sums.get)
     lines = text.splitlines()
-    assert len(lines) == 2 + 2                                          # no extra lines
+    assert len(lines) == 2 + 2  # no extra lines
     best_line = next(l for l in lines if l.startswith(best))
     worst_line = next(l for l in lines if l.startswith(worst))
     assert f"*{sums[best]:.3f} ± " in best_line and f"*{sums[worst]:.3f}" not in worst_line
     md = jcsol.table(runs, fmt="markdown")
-    assert md.count("**") == 2 * 3 and f"**{sums[best]:.3f} ±" in md      # one bold cell per measure column
+    assert md.count("**") == 2 * 3 and f"**{sums[best]:.3f} ±" in md  # one bold cell per measure column
     plain = jcsol.table(runs, bold=False)
     assert "*" not in plain
 
@@ -43,8 +38,10 @@ def test_table_bolds_the_best_mean_of_each_column(runs):
 def test_table_bolds_the_lowest_cost(small):
     X, y = small
     obj = jcsol.Cost(c_p=0.9, c_n=0.1)
-    res = {"a": jcsol.run(jcsol.COG(eta=1.0), X, y, perms=2, objective=obj),
-           "b": jcsol.run(jcsol.COG(eta=1e-3, loss="II"), X, y, perms=2, objective=obj)}
+    res = {
+        "a": jcsol.run(jcsol.COG(eta=1.0), X, y, perms=2, objective=obj),
+        "b": jcsol.run(jcsol.COG(eta=1e-3, loss="II"), X, y, perms=2, objective=obj),
+    }
     costs = {k: r.cost.mean() for k, r in res.items()}
     lowest = min(costs, key=costs.get)
     md = jcsol.table(res, measures=["cost"], fmt="markdown")
@@ -57,7 +54,7 @@ def test_latex_table_escapes_and_bolds(runs):
     assert tex.startswith(r"\begin{table}") and r"\end{tabular}" in tex
     assert r"sum (\%)" in tex and r"$\pm$" in tex and "±" not in tex
     assert tex.count(r"\textbf{") == 3
-    assert tex.count(r"\\") == 1 + len(runs)                            # header + rows
+    assert tex.count(r"\\") == 1 + len(runs)  # header + rows
     with pytest.raises(ValueError, match="fmt"):
         jcsol.table(runs, fmt="html")
 
@@ -73,45 +70,16 @@ def test_table_accepts_a_result_best_and_protocol_outcomes(small, runs):
         jcsol.table({"x": 3})
 
 
-def test_comparison_table_flags_large_differences():
-    rows = [report.Comparison("german", "sum", "A", 60.0, 61.0, 1.0),
-            report.Comparison("german", "sum", "B", 60.0, 58.0, 1.0),
-            report.Comparison("german", "cost", "A", 1.0, 1.04, 0.1, unit="cost/100"),
-            report.Comparison("german", "cost", "B", 1.0, 1.2, 0.1, unit="cost/100"),
-            report.Comparison("german", "sum", "C", None, 50.0, 1.0)]
-    assert [r.flagged() for r in rows] == [False, True, False, True, False]
-    assert rows[1].diff == pytest.approx(-2.0) and math.isnan(rows[4].diff)
-    text = report.comparison_table(rows)
-    lines = text.splitlines()[2:]
-    assert [" > " in l + " " for l in lines] == [False, True, False, True, False]
-    assert "*61.000 ± 1.000*" in lines[0]                                # best sum of the group
-    assert "*1.040 ± 0.100*" in lines[2]                                 # lowest cost of the group
-    md = report.comparison_table(rows, fmt="markdown")
-    assert md.count("\n") == 1 + len(rows)
-    assert r"\textbf{61.000 $\pm$ 1.000}" in report.comparison_table(rows, fmt="latex")
-
-
-def test_records_csv_and_json(runs, tmp_path):
-    recs = report.records(runs)
-    assert len(recs) == 2 * 3
-    assert all(set(recs[0]) == set(r) for r in recs)                    # same columns (gamma empty for COG)
-    for r in recs:
-        res = runs[r["learner"]]
-        p = r["permutation"]
-        assert r["tp"] + r["fn"] + r["fp"] + r["tn"] == res.orders.shape[1]
-        assert r["sum"] == pytest.approx(float(res.sum[p]))
-        assert r["cost"] == pytest.approx(float(res.cost[p]))
-    path = tmp_path / "runs.csv"
-    report.write_csv(recs, path)
-    with open(path) as fh:
-        back = list(csv.DictReader(fh))
-    assert len(back) == len(recs) and float(back[4]["sum"]) == pytest.approx(recs[4]["sum"])
-    jpath = tmp_path / "doc.json"
-    report.write_json({"x": float("nan"), "a": np.arange(3), "f": np.float32(1.5)}, jpath)
-    assert json.loads(jpath.read_text()) == {"x": None, "a": [0, 1, 2], "f": 1.5}
+def test_table_checks_its_measures_and_shows_example_costs(runs):
+    with pytest.raises(ValueError, match="unknown measure 'auc'; choose from sum, sensitivity"):
+        jcsol.table(runs, measures=["sum", "auc"])
+    text = jcsol.table(runs, measures=["example_cost"])
+    assert "example cost" in text.splitlines()[0]
+    assert f"{runs['COG-I'].mistake_cost.mean():.3f} ± " in text
 
 
 # -- figures: each type drawn, labelled, saved ------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def mpl():
@@ -130,7 +98,7 @@ def test_online_curves_figure(mpl, runs, tmp_path):
     x, mean = ax.lines[0].get_data()
     np.testing.assert_array_equal(x, runs["COG-I"].curve_t)
     np.testing.assert_allclose(mean, 100 * np.nanmean(runs["COG-I"].curve_of("sum"), 0))
-    assert len(ax.collections) == 2                                     # one band per learner
+    assert len(ax.collections) == 2  # one band per learner
     cost = plots.online_curves(runs, "cost").axes[0]
     assert cost.get_ylabel() == "cumulative cost"
     assert cost.lines[0].get_ydata()[-1] == pytest.approx(runs["COG-I"].cost.mean())
@@ -166,7 +134,9 @@ def test_paired_bar_figures(mpl, small):
     onv = {"ACOG-I": protocols.old_vs_new_sigma(X, y, eta=[1.0, 10.0], perms=2)}
     ax = plots.old_vs_new_plot(onv).axes[0]
     heights = [p.get_height() for p in ax.patches]
-    np.testing.assert_allclose(heights, [100 * onv["ACOG-I"].values["old"].mean(), 100 * onv["ACOG-I"].values["new"].mean()])
+    np.testing.assert_allclose(
+        heights, [100 * onv["ACOG-I"].values["old"].mean(), 100 * onv["ACOG-I"].values["new"].mean()]
+    )
     assert ax.get_ylabel().startswith("sum (%)") and len(ax.get_legend().get_texts()) == 2
     ovl = {"COG-I": protocols.offline_vs_laplace(jcsol.COG(), X, y, grid={"eta": [1.0]}, perms=2, rerun=False)}
     ax = plots.offline_vs_laplace_plot(ovl).axes[0]

@@ -7,13 +7,12 @@ import json
 import jax
 import numpy as np
 import pytest
+from conftest import shared_data
 
 import jcsol
 from jcsol.datasets import RowStore
-from jcsol.datasets.rowstore import RowStoreError
 from jcsol.datasets.libsvm import read_libsvm
-
-from conftest import shared_data
+from jcsol.datasets.rowstore import RowStoreError
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +37,12 @@ def test_store_holds_the_loaded_rows(spam_store):
     assert RowStore(store.directory).fingerprint == store.fingerprint
 
 
-@pytest.mark.parametrize("perms", [3, "identity"])
+@pytest.mark.parametrize("perms", [3, "explicit"])
 def test_runs_over_a_store_equal_runs_in_memory(spam_store, perms):
     path, store = spam_store
     X, y = jcsol.datasets.load(path, sparse=True)
-    perms = np.arange(len(y))[None] if perms == "identity" else perms
+    if perms == "explicit":  # the stream in order, reversed, and rotated: as many runs as perms=3, one compilation
+        perms = np.stack([np.arange(len(y)), np.arange(len(y))[::-1], np.roll(np.arange(len(y)), 1000)])
     for learner in (jcsol.COG(eta=[0.1, 10.0]), jcsol.ACOG(diagonal=True, loss="II")):
         memory = jcsol.run(learner, X, y, perms=perms, chunk_size=1000, curve_points=9)
         disk = jcsol.run(learner, store, store.y, perms=perms, chunk_size=1000, curve_points=9)
@@ -56,9 +56,11 @@ def test_store_runs_checkpoint_and_resume(spam_store, tmp_path):
     path = tmp_path / "store.ckpt"
     plain = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500)
     with pytest.raises(KeyboardInterrupt):
+
         def interrupt(chunk):
             if chunk.chunks_done == 4:
                 raise KeyboardInterrupt
+
         jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path, on_chunk=interrupt)
     resumed = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path)
     assert resumed.resumed_at == 2000

@@ -1,6 +1,6 @@
-"""SACOG and sparse SACOG (003 Alg. 2–6): against the float64 NumPy reference, against each other, and the
-sketch's properties (convergence to the data's subspace, orthonormality), plus the O(nnz) structure of the
-sparse step.
+"""SACOG and sparse SACOG (Zhao et al., *Adaptive Cost-Sensitive Online Classification*, TKDE 2019, Alg. 2–6):
+against the float64 NumPy reference, against each other, and the sketch's properties (convergence to the data's
+subspace, orthonormality), plus the O(nnz) structure of the sparse step.
 
 Tolerances
 ----------
@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import jcsol
-from jcsol.algorithms.sacog import SACOG, SparseSACOG, gram_schmidt, initial_directions
+from jcsol.algorithms.sacog import SACOG, SSACOG, gram_schmidt, initial_directions
 from jcsol.base import Example
 from jcsol.linalg import SparseVector
 
@@ -94,6 +94,7 @@ def subspace_stream(n: int, d: int = 40, m: int = 5, seed: int = 0):
 # the reference by hand
 # ----------------------------------------------------------------------------------------------------------
 
+
 def test_reference_sacog_by_hand():
     # d = 2, m = 1, V_0 = [1, 0], γ = 1, type I with ρ = 1 (one positive, one negative).
     # r1: f = 0 (→ +1), ℓ = 1; t = 1: V x̂ = 1, Λ = 1, V = orth([1,0] + [1,0]) = [1,0]; tΛ = 1, S = [1,0],
@@ -147,6 +148,7 @@ def test_reference_sparse_sacog_is_sacog_only_with_the_correction_on_every_round
 # SACOG against the reference
 # ----------------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("loss", ["I", "II"])
 def test_sacog_equals_reference_round_by_round(german, loss):
     X, y = german
@@ -184,20 +186,27 @@ def test_sacog_sketch_every_m_rounds_equals_reference(german):
 # sparse SACOG against SACOG
 # ----------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, path, positive, loss", [
-    ("mushrooms", "mushrooms", None, "I"),
-    ("usps", "usps_esl.gz", 0, "II"),
-])
+
+@pytest.mark.slow  # whole data sets; the long-stream sketch tests below compare the two learners in the default run
+@pytest.mark.parametrize(
+    "name, path, positive, loss",
+    [
+        ("mushrooms", "mushrooms", None, "I"),
+        ("usps", "usps_esl.gz", 0, "II"),
+    ],
+)
 def test_sparse_sacog_predicts_as_sacog(name, path, positive, loss):
     X, y = jcsol.datasets.load(shared_data(path), positive=positive, sparse=True)
     orders = orders_for(len(y), 4, 11)  # usps_esl is sorted by class: always permute
     dense = jcsol.run(SACOG(eta=ETA, loss=loss), X, y, perms=orders, record_scores=True)
-    sparse_learner = SparseSACOG(eta=ETA, loss=loss)
+    sparse_learner = SSACOG(eta=ETA, loss=loss)
     sparse = jcsol.run(sparse_learner, X, y, perms=orders, record_scores=True)
     differ = (dense.scores >= 0) != (sparse.scores >= 0)
     updates_differ = updates(dense.scores, y, orders, loss) != updates(sparse.scores, y, orders, loss)
-    print(f"{name}: rounds predicted differently per run: {differ.sum(-1).tolist()}, rounds updated differently: "
-          f"{updates_differ.sum(-1).tolist()} of {orders.shape[1]}")
+    print(
+        f"{name}: rounds predicted differently per run: {differ.sum(-1).tolist()}, rounds updated differently: "
+        f"{updates_differ.sum(-1).tolist()} of {orders.shape[1]}"
+    )
     assert differ.sum() <= 1e-3 * differ.size
     np.testing.assert_allclose(sparse.sum, dense.sum, atol=1e-3)
     agree = ~(differ | updates_differ).any(-1)
@@ -215,6 +224,7 @@ def test_sparse_sacog_predicts_as_sacog(name, path, positive, loss):
 # ----------------------------------------------------------------------------------------------------------
 # properties of the sketch
 # ----------------------------------------------------------------------------------------------------------
+
 
 def _track(learner, X, y, B, chunk):
     sines, orth = [], []
@@ -244,7 +254,7 @@ def test_sparse_sacog_sketch_in_float32_over_a_long_stream():
     # γ = 1 (the papers' setting): the sketch approaches the subspace slowly but monotonically, as SACOG's does,
     # and V = F Z stays orthonormal to the sparse representation's rounding (≈ ε·cond(Z) per round).
     X, y, B = subspace_stream(8_000)
-    sines, orth = _track(SparseSACOG(eta=ETA), X, y, B, chunk=500)
+    sines, orth = _track(SSACOG(eta=ETA), X, y, B, chunk=500)
     dense_sines, _ = _track(SACOG(eta=ETA), X, y, B, chunk=500)
     print("sparse SACOG, γ = 1: sines", np.round(sines, 5), "‖VVᵀ − I‖", orth)
     assert np.all(np.diff(sines) <= 1e-5) and sines[-1] < sines[0] - 0.03, sines
@@ -268,29 +278,30 @@ def test_options_are_checked():
     with pytest.raises(ValueError, match="sketch_every"):
         SACOG(sketch_every=0)
     with pytest.raises(ValueError, match=r"m must be in \[1, d\]"):
-        SparseSACOG(m=6).init(5, jax.random.key(0))
+        SSACOG(m=6).init(5, jax.random.key(0))
     with pytest.raises(ValueError, match="eta"):
-        SparseSACOG(eta=-1.0)
+        SSACOG(eta=-1.0)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # O(nnz): nothing of size d is computed but the two scatters into w and Z
 # ----------------------------------------------------------------------------------------------------------
 
+
 def test_sparse_step_touches_only_the_rows_nonzeros():
     d, nnz = 100_003, 7  # d matches no other dimension of the step
-    learner = SparseSACOG(eta=ETA)
+    learner = SSACOG(eta=ETA)
     state = learner.init(d, jax.random.key(0))
     row = SparseVector(jnp.arange(nnz, dtype=jnp.int32) * 13, jnp.ones(nnz) / np.sqrt(nnz))
     jaxpr = jax.make_jaxpr(learner.step)(state, Example(row, jnp.float32(1), jnp.float32(2), jnp.float32(2)))
-    sized_d = [eqn.primitive.name for eqn in jaxpr.eqns
-               if any(d in getattr(v.aval, "shape", ()) for v in eqn.outvars)]
+    sized_d = [eqn.primitive.name for eqn in jaxpr.eqns if any(d in getattr(v.aval, "shape", ()) for v in eqn.outvars)]
     assert sorted(sized_d) == ["scatter-add", "scatter-add"], sized_d
     # SACOG, by contrast, works on d-sized arrays all through its step
     dense = SACOG(eta=ETA)
     x = jnp.zeros(d).at[row.indices].set(row.values)
-    jaxpr = jax.make_jaxpr(dense.step)(dense.init(d, jax.random.key(0)),
-                                       Example(x, jnp.float32(1), jnp.float32(2), jnp.float32(2)))
+    jaxpr = jax.make_jaxpr(dense.step)(
+        dense.init(d, jax.random.key(0)), Example(x, jnp.float32(1), jnp.float32(2), jnp.float32(2))
+    )
     assert sum(any(d in getattr(v.aval, "shape", ()) for v in e.outvars) for e in jaxpr.eqns) > 5
 
 
@@ -304,19 +315,19 @@ FLOAT64 = textwrap.dedent("""
     jax.config.update("jax_enable_x64", True)
     sys.path.insert(0, sys.argv[2])
     import jcsol
-    from jcsol.algorithms.sacog import SACOG, SparseSACOG
+    from jcsol.algorithms.sacog import SACOG, SSACOG
     from test_sacog import subspace_stream, largest_principal_sine, orders_for
     out = {}
     X, y = jcsol.datasets.load(sys.argv[3], positive=0, sparse=True, dtype=np.float64)
     orders = orders_for(len(y), 1, 5)
     dense = jcsol.run(SACOG(eta=1.0, loss="II"), X, y, perms=orders, dtype="float64", record_scores=True)
-    sparse = jcsol.run(SparseSACOG(eta=1.0, loss="II"), X, y, perms=orders, dtype="float64", record_scores=True)
+    sparse = jcsol.run(SSACOG(eta=1.0, loss="II"), X, y, perms=orders, dtype="float64", record_scores=True)
     out["usps_differing_rounds"] = int(((dense.scores >= 0) != (sparse.scores >= 0)).sum())
     out["usps_rounds"] = int(dense.scores.size)
     out["usps_score_gap"] = float(np.abs(dense.scores - sparse.scores).max())
     Xs, ys, B = subspace_stream(8_000)
     sines = []
-    learner = SparseSACOG(eta=1.0, gamma=0.1)
+    learner = SSACOG(eta=1.0, gamma=0.1)
     def inspect(done):
         V = np.asarray(jax.vmap(learner.sketch)(done.states)[0][0])
         sines.append(largest_principal_sine(V, B))
@@ -331,20 +342,28 @@ FLOAT64 = textwrap.dedent("""
 def float64_results(tmp_path_factory):
     usps = shared_data("usps_esl.gz")
     path = tmp_path_factory.mktemp("f64") / "out.json"
-    done = subprocess.run([sys.executable, "-c", FLOAT64, str(path), str(Path(__file__).parent), str(usps)],
-                          capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    done = subprocess.run(
+        [sys.executable, "-c", FLOAT64, str(path), str(Path(__file__).parent), str(usps)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow  # the whole usps set, twice, in a child process
 def test_float64_sparse_sacog_predicts_as_sacog_on_every_round(float64_results):
     r = float64_results
-    print(f"float64 usps: {r['usps_differing_rounds']} of {r['usps_rounds']} rounds differ, "
-          f"largest score gap {r['usps_score_gap']:.2e}")
+    print(
+        f"float64 usps: {r['usps_differing_rounds']} of {r['usps_rounds']} rounds differ, "
+        f"largest score gap {r['usps_score_gap']:.2e}"
+    )
     assert r["usps_differing_rounds"] == 0
     assert r["usps_score_gap"] < 1e-8
 
 
+@pytest.mark.slow
 def test_float64_sparse_sacog_sketch_converges_to_the_data_subspace(float64_results):
     sines = np.array(float64_results["sparse_sines_gamma_0.1"])
     print("sparse SACOG, float64, γ = 0.1: sines", np.round(sines, 5), "orth", float64_results["orth"])

@@ -19,8 +19,9 @@ from jcsol import sklearn as jsk  # noqa: E402
 from jcsol.sklearn import EXPECTED_FAILED_CHECKS, OnlineClassifier  # noqa: E402
 
 
-@parametrize_with_checks([OnlineClassifier()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-                         xfail_strict=True)
+@parametrize_with_checks(
+    [OnlineClassifier()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, xfail_strict=True
+)
 def test_sklearn_estimator_checks(estimator, check):
     """Every check passes except exactly those of EXPECTED_FAILED_CHECKS (strict: they must still fail)."""
     check(estimator)
@@ -37,8 +38,9 @@ def _identity(n):
     return np.arange(n)[None]
 
 
-@pytest.mark.parametrize("learner", [jcsol.COG(eta=0.5), jcsol.ACOG(eta=0.1, diagonal=True, loss="II")],
-                         ids=["COG-I", "ACOG-II-diag"])
+@pytest.mark.parametrize(
+    "learner", [jcsol.COG(eta=0.5), jcsol.ACOG(eta=0.1, diagonal=True, loss="II")], ids=["COG-I", "ACOG-II-diag"]
+)
 def test_fit_equals_one_run_over_the_rows_in_order(german_raw, learner):
     X, y = german_raw
     clf = OnlineClassifier(learner).fit(X, y)
@@ -56,7 +58,7 @@ def test_partial_fit_uses_laplace_and_equals_fit_with_laplace(german_raw):
     whole = OnlineClassifier(learner, objective=jcsol.Sum(rho="laplace")).fit(X, y)
     streamed = OnlineClassifier(learner)  # default objective: offline in fit, Laplace in partial_fit
     for start in range(0, len(y), 170):  # uneven batches
-        streamed.partial_fit(X[start:start + 170], y[start:start + 170], classes=[-1, 1])
+        streamed.partial_fit(X[start : start + 170], y[start : start + 170], classes=[-1, 1])
     np.testing.assert_allclose(streamed.coef_, whole.coef_, rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(streamed.n_seen_, [300, 700])
     # and both are jcsol.run with the Laplace ρ
@@ -202,22 +204,29 @@ def test_pipeline_and_grid_search(german_raw):
         assert np.isclose(cross_val_score(single, X, y, cv=cv, scoring="balanced_accuracy").mean(), score)
 
     # a grid over whole learners, with a nested field as well
-    by_learner = GridSearchCV(OnlineClassifier(), {"learner": [jcsol.COG(), jcsol.ACOG(diagonal=True)],
-                                                   "learner__eta": [0.1, 1.0]}, cv=cv, scoring="balanced_accuracy")
+    by_learner = GridSearchCV(
+        OnlineClassifier(),
+        {"learner": [jcsol.COG(), jcsol.ACOG(diagonal=True)], "learner__eta": [0.1, 1.0]},
+        cv=cv,
+        scoring="balanced_accuracy",
+    )
     by_learner.fit(X, y)
     tried = [(type(p["learner"]).__name__, p["learner__eta"]) for p in by_learner.cv_results_["params"]]
     assert sorted(tried) == [("ACOG", 0.1), ("ACOG", 1.0), ("COG", 0.1), ("COG", 1.0)]
     assert by_learner.best_estimator_.learner.eta == by_learner.best_params_["learner__eta"]
 
 
-@pytest.mark.parametrize("params, error", [
-    (dict(class_weight={1: 2.0, 7: 1.0}), r"class_weight has labels \[7\] that are not classes"),
-    (dict(class_weight={1: "heavy"}), "class_weight values must be numbers"),
-    (dict(class_weight={1: -1.0}), "finite and > 0"),
-    (dict(normalize="yes"), "normalize must be True or False"),
-    (dict(learner=jcsol.COG(eta=None)), "eta must be a real number"),
-    (dict(learner=jcsol.COG(eta=[0.1, 1.0])), "array hyperparameters"),
-])
+@pytest.mark.parametrize(
+    "params, error",
+    [
+        (dict(class_weight={1: 2.0, 7: 1.0}), r"class_weight has labels \[7\] that are not classes"),
+        (dict(class_weight={1: "heavy"}), "class_weight values must be numbers"),
+        (dict(class_weight={1: -1.0}), "finite and > 0"),
+        (dict(normalize="yes"), "normalize must be True or False"),
+        (dict(learner=jcsol.COG(eta=None)), "eta must be a real number"),
+        (dict(learner=jcsol.COG(eta=[0.1, 1.0])), "array hyperparameters"),
+    ],
+)
 def test_bad_parameters_are_refused_by_fit(german_raw, params, error):
     X, y = german_raw
     labels = np.where(y > 0, 1, 0)

@@ -2,29 +2,42 @@
 
 Every variant in :data:`VARIANTS` is covered by the contract tests; a new learner joins by adding its
 variants here.
+
+Names follow one rule each:
+
+* A variant's registry key *is* its learner's :attr:`~jcsol.base.Learner.name`: ``by_name(k).name == k``. The
+  name is the learner's name as its paper prints it, then the choices that tell its published variants apart
+  (the loss type ``-I``/``-II``, ``-diag`` for a diagonal covariance, KOIL's buffer policy, the optimizer), then
+  each other option that differs from its default: ``CW-CVaR-unimodal-diag`` (the Gaussian assumption, the
+  default, is left out).
+* A class is that printed name as a CapWords Python identifier: hyphens dropped (``CPA-PB`` → ``CPAPB``,
+  ``CW-nobuffer`` → ``CWNoBuffer``), a first lower-case letter raised (``aROMMA`` → ``AROMMA``), a version
+  numeral in digits (``PA-I`` → ``PA1``, ``SCW-II`` → ``SCW2``). Choices that are fields (the loss type,
+  ``diagonal``, the assumption) are not part of the class name: one class serves all of a learner's variants.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..base import Learner
 from .acog import ACOG, ACOGState
 from .arow import AROW, AROWState
+from .auc_baselines import OAM, OPAUC, OAMState, OPAUCState
+from .budget_kernel import NORMA, RBP, Forgetron, Projectron
 from .cog import COG, COGState
-from .cw import CW, SCW, SCW2, CWState
+from .cw import CW, SCW1, SCW2, CWState
+from .cw_cvar import CWCosts, CWCVaR, CWCVaRState, CWNoBuffer, CWNoBufferState, CWRobust, CWRobustState
 from .cw_var import CWVar, CWVarState
-from .cw_cvar import CWCVaR, CWCVaRState, CWCosts, CWNoBuffer, CWNoBufferState, CWRobust, CWRobustState
+from .koil import KOIL, KOILMKL, KOILMKLState, KOILState
 from .ogd import OGD, OGDState
 from .optax_learner import OptaxCOG, OptaxCOGState
-from .pa import PA, PA1, PA2, CPAPB, PAState
+from .pa import CPAPB, PA, PA1, PA2, PAState
 from .paum import PAUM, PAUMState
 from .perceptron import Perceptron, PerceptronState
 from .romma import AROMMA, ROMMA, ROMMAState
-from .sacog import SACOG, SACOGState, SparseSACOG, SparseSACOGState
-from .auc_baselines import OAM, OPAUC, OAMState, OPAUCState
-from .budget_kernel import NORMA, RBP, Forgetron, Projectron
-from .koil import KOIL, KOILMKL, KOILMKLState, KOILState
+from .sacog import SACOG, SSACOG, SACOGState, SSACOGState
 
 VARIANTS: dict[str, Callable[..., Learner]] = {
     "COG-I": lambda **hp: COG(loss="I", **hp),
@@ -35,9 +48,9 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "ACOG-II-diag": lambda **hp: ACOG(loss="II", diagonal=True, **hp),
     "SACOG-I": lambda **hp: SACOG(loss="I", **hp),
     "SACOG-II": lambda **hp: SACOG(loss="II", **hp),
-    "SSACOG-I": lambda **hp: SparseSACOG(loss="I", **hp),
-    "SSACOG-II": lambda **hp: SparseSACOG(loss="II", **hp),
-    # baselines of the papers (SPEC §5)
+    "SSACOG-I": lambda **hp: SSACOG(loss="I", **hp),
+    "SSACOG-II": lambda **hp: SSACOG(loss="II", **hp),
+    # the baselines of the papers (docs/bibliography.md)
     "Perceptron": lambda **hp: Perceptron(**hp),
     "ROMMA": lambda **hp: ROMMA(**hp),
     "aROMMA": lambda **hp: AROMMA(**hp),
@@ -48,18 +61,19 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "CPA-PB": lambda **hp: CPAPB(**hp),
     "AROW": lambda **hp: AROW(**hp),
     "CW": lambda **hp: CW(**hp),
-    "SCW-I": lambda **hp: SCW(**hp),
+    "SCW-I": lambda **hp: SCW1(**hp),
     "SCW-II": lambda **hp: SCW2(**hp),
-    "CW-var": lambda **hp: CWVar(**hp),          # CW of Dredze, Crammer, Pereira, ICML 2008
+    "CW-var": lambda **hp: CWVar(**hp),  # CW of Dredze, Crammer, Pereira, ICML 2008
     "CW-var-project": lambda **hp: CWVar(**{"covariance": "project", **hp}),
     "CW-var-drop": lambda **hp: CWVar(**{"covariance": "drop", **hp}),
-    # CW-CVaR family of 002 (SPEC §4); CW-robust with a unit prior N(0, I) on every weight, diagonal Σ
+    # the CW-CVaR family (Ali, Collins-Thompson, Robust Cost-Sensitive Confidence-Weighted Classification);
+    # CW-robust with a unit prior N(0, I) on every weight
     "CW-CVaR": lambda **hp: CWCVaR(**hp),
     "CW-CVaR-diag": lambda **hp: CWCVaR(**{"diagonal": True, **hp}),
     "CW-nobuffer": lambda **hp: CWNoBuffer(**hp),
-    "CW-costs-relative": lambda **hp: CWCosts(**{"relative": True, **hp}),   # CW-costs (relative=False) is
+    "CW-costs-relative": lambda **hp: CWCosts(**{"relative": True, **hp}),  # CW-costs (relative=False) is
     # not registered: its means grow with the product of the costs, beyond the contract tests' tolerances
-    "CW-robust": lambda **hp: CWRobust(**{"diagonal": True, "prior_mean": 0.0, "prior_var": 1.0, **hp}),
+    "CW-robust-diag": lambda **hp: CWRobust(**{"diagonal": True, "prior_mean": 0.0, "prior_var": 1.0, **hp}),
     "OGD-hinge": lambda **hp: OGD(loss="hinge", **hp),
     "OGD-logistic": lambda **hp: OGD(loss="logistic", **hp),
     # first-order family with optax optimizers (an extension, not in the papers)
@@ -67,7 +81,8 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "OptaxCOG-II-adagrad": lambda **hp: OptaxCOG(optimizer="adagrad", loss="II", **hp),
     "OptaxCOG-I-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="I", **hp),
     "OptaxCOG-II-adam": lambda **hp: OptaxCOG(optimizer="adam", loss="II", **hp),
-    # online AUC maximisation with kernels (004) and its baselines (004 Table 3.3)
+    # online AUC maximisation with kernels (Hu, Yang, King, Lyu, So, AAAI 2015; the KOIL thesis) and the
+    # baselines of the thesis's Table 3.3
     "KOIL-RS++": lambda **hp: KOIL(policy="RS++", **hp),
     "KOIL-FIFO++": lambda **hp: KOIL(policy="FIFO++", **hp),
     "KOIL-RS": lambda **hp: KOIL(policy="RS", **hp),
@@ -93,12 +108,57 @@ def by_name(name: str, **hyperparameters: Any) -> Learner:
 
 
 __all__ = [
-    "ACOG", "ACOGState", "COG", "COGState", "VARIANTS", "by_name",
-    "Perceptron", "PerceptronState", "ROMMA", "AROMMA", "ROMMAState", "PA", "PA1", "PA2", "CPAPB", "PAState",
-    "PAUM", "PAUMState", "AROW", "AROWState", "CW", "SCW", "SCW2", "CWState", "CWVar", "CWVarState", "OGD", "OGDState",
-    "OptaxCOG", "OptaxCOGState",
-    "SACOG", "SACOGState", "SparseSACOG", "SparseSACOGState",
-    "KOIL", "KOILState", "KOILMKL", "KOILMKLState", "OAM", "OAMState", "OPAUC", "OPAUCState",
-    "NORMA", "RBP", "Forgetron", "Projectron",
-    "CWCVaR", "CWCVaRState", "CWCosts", "CWNoBuffer", "CWNoBufferState", "CWRobust", "CWRobustState",
+    "ACOG",
+    "ACOGState",
+    "COG",
+    "COGState",
+    "VARIANTS",
+    "by_name",
+    "Perceptron",
+    "PerceptronState",
+    "ROMMA",
+    "AROMMA",
+    "ROMMAState",
+    "PA",
+    "PA1",
+    "PA2",
+    "CPAPB",
+    "PAState",
+    "PAUM",
+    "PAUMState",
+    "AROW",
+    "AROWState",
+    "CW",
+    "SCW1",
+    "SCW2",
+    "CWState",
+    "CWVar",
+    "CWVarState",
+    "OGD",
+    "OGDState",
+    "OptaxCOG",
+    "OptaxCOGState",
+    "SACOG",
+    "SACOGState",
+    "SSACOG",
+    "SSACOGState",
+    "KOIL",
+    "KOILState",
+    "KOILMKL",
+    "KOILMKLState",
+    "OAM",
+    "OAMState",
+    "OPAUC",
+    "OPAUCState",
+    "NORMA",
+    "RBP",
+    "Forgetron",
+    "Projectron",
+    "CWCVaR",
+    "CWCVaRState",
+    "CWCosts",
+    "CWNoBuffer",
+    "CWNoBufferState",
+    "CWRobust",
+    "CWRobustState",
 ]

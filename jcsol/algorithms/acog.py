@@ -1,6 +1,7 @@
 """ACOG: adaptive regularized cost-sensitive online gradient descent, full and diagonal covariance
 (Zhao, Zhuang, Wu, Li, Hoi, ICDM 2015, where it is called ARCSOGD; Zhao, Zhang, Wu, Hoi, Tan, Huang,
-*Adaptive Cost-Sensitive Online Classification*, TKDE, Alg. 1)."""
+*Adaptive Cost-Sensitive Online Classification*, TKDE, Alg. 1), with the AROW-style "old Σ" mean step of that
+paper's Fig. 7 as the other end of one float hyperparameter."""
 
 from __future__ import annotations
 
@@ -8,19 +9,21 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
-from ..linalg import add_scaled_product, add_scaled_square, densify, dot, weighted_squared_norm
+from ..base import Example, Learner, StepInfo, choice, concrete_values, hyperparameter, pytree_dataclass
+from ..linalg import SparseVector, Vector, add_scaled, add_scaled_square, densify, dot, weighted_squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
 
 class ACOGState(NamedTuple):
-    mu: jax.Array     # (d,) mean: the linear predictor
+    mu: jax.Array  # (d,) mean: the linear predictor
     sigma: jax.Array  # (d, d) covariance, or (d,) its diagonal for ACOG-diag
 
 
 @pytree_dataclass
-class ACOG(Learner):
+class ACOG(Learner[ACOGState]):
     r"""Second-order cost-sensitive online learning: a Gaussian ``N(μ, Σ)`` over weights, predicting with ``μ``.
 
     When the cost-sensitive loss ``ℓ_t(μ_t)`` is positive:
@@ -29,35 +32,50 @@ class ACOG(Learner):
 
         \Sigma_{t+1} = \Sigma_t - \frac{\Sigma_t x_t x_t^\top \Sigma_t}{\gamma + x_t^\top \Sigma_t x_t},
         \qquad
-        \mu_{t+1} = \mu_t - \eta\, \Sigma_{t+1} g_t,
+        \mu_{t+1} = \mu_t - \eta\, \big((1-\nu)\,\Sigma_t + \nu\,\Sigma_{t+1}\big)\, g_t,
 
-    otherwise nothing changes; ``μ_1 = 0``, ``Σ_1 = I``. The mean step uses the *new* covariance — the
-    difference from AROW (003 Eq. 7). The loss and its gradient ``g_t = −c·y·x`` are those of
+    otherwise nothing changes; ``μ_1 = 0``, ``Σ_1 = I``. The loss and its gradient ``g_t = −c·y·x`` are those of
     :func:`jcsol.objective.cost_sensitive_loss` (type I: ``c = 1``; type II: ``c = ρ_t``).
 
+    ``ν = 1`` (the default) is ACOG: the mean step uses the *new* covariance, the difference from AROW
+    (Zhao et al., TKDE, Eq. 7 and Alg. 1). ``ν = 0`` steps along the covariance *before* the update, as AROW does
+    (the "invariant version" of that paper's §4.4.3, Fig. 7). Since ``ν`` is a float hyperparameter, one
+    :func:`jcsol.run` over ``jcsol.grid(ACOG(), eta=…, new_sigma=[0.0, 1.0])`` compares the two rules on the same
+    permutations (:func:`jcsol.protocols.old_vs_new_sigma`).
+
     Since ``Σ_{t+1} x = γ Σ_t x / (γ + xᵀΣ_t x)``, the mean step is computed from the one matrix-vector
-    product ``Σ_t x`` the covariance update needs: ``μ_{t+1} = μ_t + η c y γ Σ_t x / (γ + xᵀΣ_t x)``.
+    product ``Σ_t x`` the covariance update needs:
+    ``μ_{t+1} = μ_t + η c y ((1 − ν)(γ + xᵀΣ_t x) + ν γ) Σ_t x / (γ + xᵀΣ_t x)``.
 
     ``diagonal=True`` (ACOG-diag) keeps only the diagonal ``s`` of ``Σ``:
-    ``s ← s − (s∘x)² / (γ + Σ_i s_i x_i²)``, ``μ ← μ − η s∘g`` (with the new ``s``), at O(d) per round.
-    The full covariance costs O(d²) memory and time per round and run.
+    ``s ← s − (s∘x)² / (γ + Σ_i s_i x_i²)``, ``μ ← μ − η ((1 − ν) s_t + ν s_{t+1})∘g``, at O(d) per round
+    (O(nnz) on sparse rows). The full covariance costs O(d²) memory and time per round and run.
 
     Args:
         eta: learning rate η (> 0).
         gamma: regularisation γ (> 0), 1 in the papers.
+        new_sigma: ν in [0, 1], the weight of the new covariance ``Σ_{t+1}`` in the mean step: 1 is ACOG,
+            0 the old-Σ rule.
         loss: ``"I"`` or ``"II"``.
         diagonal: keep only the diagonal of Σ.
 
     Reference: P. Zhao, Y. Zhang, M. Wu, S. C. H. Hoi, M. Tan, J. Huang, *Adaptive Cost-Sensitive Online
-    Classification*, IEEE TKDE, Alg. 1 (ACOG) and §2.2 (ACOG-diag).
+    Classification*, IEEE TKDE, Alg. 1 (ACOG), §2.2 (ACOG-diag) and §4.4.3, Fig. 7 (old vs new Σ).
     """
 
-    eta: Any = hyperparameter(1e-2)
-    gamma: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(1e-2)
+    gamma: ArrayLike = hyperparameter(1.0)
+    new_sigma: ArrayLike = hyperparameter(1.0, positive=False)
     loss: str = choice("I", *LOSSES)
     diagonal: bool = choice(False, False, True)
 
     weights_field = "mu"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        nu = concrete_values(self.new_sigma)
+        if nu is not None and np.any((nu < 0) | (nu > 1)):
+            raise ValueError(f"{type(self).__name__}: new_sigma must be in [0, 1], got {self.new_sigma!r}")
 
     @property
     def name(self) -> str:
@@ -79,14 +97,24 @@ class ACOG(Learner):
         f = dot(mu, x)
         loss, c = cost_sensitive_loss(self.loss, y * f, ex.rho)
         update = (loss > 0).astype(mu.dtype)
+        nu = jnp.asarray(self.new_sigma, mu.dtype)
+        # at ν = 1 the mixed step is exactly the Σ_{t+1} one (0·a + 1·b = b): ACOG's arithmetic, bit for bit
         if self.diagonal:
             beta = update / (self.gamma + weighted_squared_norm(sigma, x))
-            sigma = add_scaled_square(sigma, -beta, sigma, x)
-            mu = add_scaled_product(mu, update * self.eta * c * y, sigma, x)
+            new = add_scaled_square(sigma, -beta, sigma, x)
+            step = (1 - nu) * _on_support(sigma, x) + nu * _on_support(new, x)
+            mu = add_scaled(mu, update * self.eta * c * y * step, x)
+            sigma = new
         else:
             x = densify(x, mu.shape[0])
             sx = sigma @ x
             denom = self.gamma + sx @ x
             sigma = sigma - (update / denom) * jnp.outer(sx, sx)
-            mu = mu + (update * self.eta * c * y * self.gamma / denom) * sx
+            mu = mu + (update * self.eta * c * y * ((1 - nu) * denom + nu * self.gamma) / denom) * sx
         return ACOGState(mu=mu, sigma=sigma), StepInfo(score=f, loss=loss)
+
+
+def _on_support(s: jax.Array, x: Vector) -> jax.Array:
+    """The entries of ``s`` that multiply ``x``'s values: ``s`` itself for a dense row, ``s[indices]`` for a
+    sparse one (so that the diagonal step stays O(nnz))."""
+    return s[x.indices] if isinstance(x, SparseVector) else s

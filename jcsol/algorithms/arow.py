@@ -6,17 +6,18 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, hyperparameter, pytree_dataclass
 
 
 class AROWState(NamedTuple):
-    mu: jax.Array     # (d,) mean: the linear predictor
+    mu: jax.Array  # (d,) mean: the linear predictor
     sigma: jax.Array  # (d, d) covariance
 
 
 @pytree_dataclass
-class AROW(Learner):
+class AROW(Learner[AROWState]):
     r"""AROW: a Gaussian ``N(μ, Σ)`` over weights, updated on the hinge loss of the mean with the *old* covariance.
 
     .. math::
@@ -37,7 +38,7 @@ class AROW(Learner):
     Reference: K. Crammer, A. Kulesza, M. Dredze, *Adaptive Regularization of Weight Vectors*, NIPS 2009.
     """
 
-    r: Any = hyperparameter(1.0)
+    r: ArrayLike = hyperparameter(1.0)
 
     weights_field = "mu"
 

@@ -1,5 +1,6 @@
 """Linear online AUC maximisation: OAM (Zhao, Hoi, Jin, Yang, ICML 2011) and OPAUC (Gao, Jin, Zhu, Zhou,
-ICML 2013), the linear baselines of the KOIL thesis (004 Table 3.3)."""
+ICML 2013), the linear baselines of the KOIL thesis (J. Hu, *Kernelized
+Online Imbalanced Learning*, The Chinese University of Hong Kong), Table 3.3."""
 
 from __future__ import annotations
 
@@ -7,21 +8,22 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from .koil import draw, key_data
 
 
 class OAMState(NamedTuple):
-    w: jax.Array     # (d,) linear scorer
-    buf: jax.Array   # (N⁺ + N⁻, d) buffered examples; positive slots first
+    w: jax.Array  # (d,) linear scorer
+    buf: jax.Array  # (N⁺ + N⁻, d) buffered examples; positive slots first
     size: jax.Array  # (2,) int32 occupied slots (positive, negative)
     seen: jax.Array  # (2,) int32 examples received per class
-    key: jax.Array   # (2,) uint32 PRNG key data (reservoir sampling)
+    key: jax.Array  # (2,) uint32 PRNG key data (reservoir sampling)
 
 
 @pytree_dataclass
-class OAM(Learner):
+class OAM(Learner[OAMState]):
     r"""Online AUC maximisation with reservoir buffers and sequential updates (OAM_seq).
 
     Round ``t`` with ``(x_t, y_t)``: score ``f_t = w·x_t``; ``N^{y}_t`` (examples of ``y_t``'s class so far)
@@ -45,13 +47,13 @@ class OAM(Learner):
     The reported loss is the sum of the pairwise ``ℓ`` met during the sequential pass.
 
     Args:
-        C: penalty C (grid ``2^[-10:10]`` in 004).
-        budget_pos, budget_neg: buffer sizes ``N⁺``, ``N⁻`` (100 each in 004).
+        C: penalty C (grid ``2^[-10:10]`` in the KOIL thesis).
+        budget_pos, budget_neg: buffer sizes ``N⁺``, ``N⁻`` (100 each in the KOIL thesis).
 
     Reference: P. Zhao, S. C. H. Hoi, R. Jin, T. Yang, *Online AUC Maximization*, ICML 2011, Alg. 1–3 (OAM_seq).
     """
 
-    C: Any = hyperparameter(1.0)
+    C: ArrayLike = hyperparameter(1.0)
     budget_pos: int = choice(100)
     budget_neg: int = choice(100)
 
@@ -66,8 +68,13 @@ class OAM(Learner):
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> OAMState:
         z = jnp.zeros(2, jnp.int32)
-        return OAMState(w=jnp.zeros(d, dtype), buf=jnp.zeros((self.budget_pos + self.budget_neg, d), dtype),
-                        size=z, seen=z, key=key_data(key))
+        return OAMState(
+            w=jnp.zeros(d, dtype),
+            buf=jnp.zeros((self.budget_pos + self.budget_neg, d), dtype),
+            size=z,
+            seen=z,
+            key=key_data(key),
+        )
 
     def step(self, state: OAMState, ex: Example) -> tuple[OAMState, StepInfo]:
         x, y, dtype = ex.x, ex.y, ex.x.dtype
@@ -112,14 +119,14 @@ class OAM(Learner):
 
 
 class OPAUCState(NamedTuple):
-    w: jax.Array          # (d,) linear scorer
-    center: jax.Array     # (2, d) class means c⁺, c⁻
-    cov: jax.Array        # (2, d, d) class covariances Γ⁺, Γ⁻ (biased: mean of x xᵀ minus c cᵀ)
-    count: jax.Array      # (2,) int32 examples per class T⁺, T⁻
+    w: jax.Array  # (d,) linear scorer
+    center: jax.Array  # (2, d) class means c⁺, c⁻
+    cov: jax.Array  # (2, d, d) class covariances Γ⁺, Γ⁻ (biased: mean of x xᵀ minus c cᵀ)
+    class_count: jax.Array  # (2,) int32 examples per class T⁺, T⁻
 
 
 @pytree_dataclass
-class OPAUC(Learner):
+class OPAUC(Learner[OPAUCState]):
     r"""One-pass AUC optimisation with the square pairwise loss, from per-class means and covariances.
 
     Round ``t`` (score ``f_t = w·x_t`` first): the statistics of ``y_t``'s class are updated,
@@ -147,32 +154,40 @@ class OPAUC(Learner):
     authors' MATLAB ``OPAUC.m``).
     """
 
-    eta: Any = hyperparameter(1e-2)
-    lam: Any = hyperparameter(1e-2)
+    eta: ArrayLike = hyperparameter(1e-2)
+    lam: ArrayLike = hyperparameter(1e-2)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> OPAUCState:
-        return OPAUCState(w=jnp.zeros(d, dtype), center=jnp.zeros((2, d), dtype), cov=jnp.zeros((2, d, d), dtype),
-                          count=jnp.zeros(2, jnp.int32))
+        return OPAUCState(
+            w=jnp.zeros(d, dtype),
+            center=jnp.zeros((2, d), dtype),
+            cov=jnp.zeros((2, d, d), dtype),
+            class_count=jnp.zeros(2, jnp.int32),
+        )
 
     def step(self, state: OPAUCState, ex: Example) -> tuple[OPAUCState, StepInfo]:
         x, y, dtype = ex.x, ex.y, ex.x.dtype
         b = jnp.where(y > 0, 0, 1)
         f = state.w @ x
-        count = state.count.at[b].add(1)
+        count = state.class_count.at[b].add(1)
         t = count[b].astype(dtype)
         old = state.center[b]
         new = old + (x - old) / t
-        cov_b = (state.cov[b] + (jnp.outer(x, x) - state.cov[b] - jnp.outer(old, old)) / t
-                 + jnp.outer(old, old) - jnp.outer(new, new))
+        cov_b = (
+            state.cov[b]
+            + (jnp.outer(x, x) - state.cov[b] - jnp.outer(old, old)) / t
+            + jnp.outer(old, old)
+            - jnp.outer(new, new)
+        )
         center = state.center.at[b].set(new)
         cov = state.cov.at[b].set(cov_b)
         c_o, g_o = state.center[1 - b], state.cov[1 - b]
         diff = x - c_o
         grad = self.lam * state.w - y * diff + (diff @ state.w) * diff + g_o @ state.w
-        seen_other = state.count[1 - b] > 0
+        seen_other = state.class_count[1 - b] > 0
         w = state.w - jnp.where(seen_other, self.eta, 0.0) * grad
         loss = jnp.where(seen_other, jnp.square(1.0 - y * (state.w @ diff)), 0.0)
-        return OPAUCState(w=w.astype(dtype), center=center, cov=cov, count=count), StepInfo(score=f, loss=loss)
+        return OPAUCState(w=w.astype(dtype), center=center, cov=cov, class_count=count), StepInfo(score=f, loss=loss)
 
     def too_large_hint(self) -> str:
         return "OPAUC keeps two d × d covariances per run; use fewer runs"

@@ -1,4 +1,4 @@
-"""Kernel online learners on a budget, the kernel baselines of the KOIL thesis (004 Table 3.3): NORMA
+"""Kernel online learners on a budget, the kernel baselines of the KOIL thesis (Table 3.3): NORMA
 (Kivinen, Smola, Williamson 2004), RBP (Cavallanti, Cesa-Bianchi, Gentile 2007), the self-tuned Forgetron
 (Dekel, Shalev-Shwartz, Singer 2008), Projectron and Projectron++ (Orabona, Keshet, Caputo 2009).
 
@@ -15,23 +15,25 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StateT, StepInfo, choice, hyperparameter, pytree_dataclass
 from .kernels import KINDS, kernel_matrix
 from .koil import draw, key_data
 
 
 class BudgetState(NamedTuple):
-    sv: jax.Array     # (B, d) support vectors
+    sv: jax.Array  # (B, d) support vectors
     alpha: jax.Array  # (B,) weights (0 in empty slots)
-    size: jax.Array   # () int32 occupied slots
-    head: jax.Array   # () int32 oldest slot (FIFO removal, once full)
+    size: jax.Array  # () int32 occupied slots
+    head: jax.Array  # () int32 oldest slot (FIFO removal, once full)
 
 
-class _KernelBudget(Learner):
+class _KernelBudget(Learner[StateT]):
     """Shared parts: kernel, budget, the score of the expansion."""
 
     weights_field = "alpha"
+    budget: int  # a field of every subclass
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -52,12 +54,17 @@ class _KernelBudget(Learner):
         """``f(X)``: the support-vector expansion of the final model on held-out rows ``X``."""
         alpha = jnp.where(self._occupied(state.size), state.alpha, 0.0)
         X = jnp.asarray(X, state.sv.dtype)
-        return jax.lax.map(lambda row: self._kern(row[None, :], state.sv)[0] @ alpha, X,
-                           batch_size=min(256, max(1, len(X))))
+        return jax.lax.map(
+            lambda row: self._kern(row[None, :], state.sv)[0] @ alpha, X, batch_size=min(256, max(1, len(X)))
+        )
 
     def _empty(self, d, dtype) -> BudgetState:
-        return BudgetState(sv=jnp.zeros((self.budget, d), dtype), alpha=jnp.zeros(self.budget, dtype),
-                           size=jnp.zeros((), jnp.int32), head=jnp.zeros((), jnp.int32))
+        return BudgetState(
+            sv=jnp.zeros((self.budget, d), dtype),
+            alpha=jnp.zeros(self.budget, dtype),
+            size=jnp.zeros((), jnp.int32),
+            head=jnp.zeros((), jnp.int32),
+        )
 
     def too_large_hint(self) -> str:
         return "use a smaller budget or fewer runs"
@@ -70,16 +77,17 @@ def _put(sv, alpha, slot, x, a, write):
 
 # --------------------------------------------------------------------------------------------------------------
 
+
 class NORMAState(NamedTuple):
     sv: jax.Array
     alpha: jax.Array
     size: jax.Array
     head: jax.Array
-    rho: jax.Array    # () margin ρ
+    rho: jax.Array  # () margin ρ
 
 
 @pytree_dataclass
-class NORMA(_KernelBudget):
+class NORMA(_KernelBudget[NORMAState]):
     r"""NORMA: stochastic gradient descent in the RKHS on the regularised soft-margin loss (ν-parametrised).
 
     .. math::
@@ -90,8 +98,8 @@ class NORMA(_KernelBudget):
         \rho_{t+1} = \max\big(0,\ \rho_t + \eta(\nu - \sigma_t)\big),\qquad \rho_1 = 0.
 
     The expansion is truncated to the last ``budget`` terms (Kivinen et al.'s truncation; a term ``τ`` rounds
-    old has been multiplied by ``(1 − ηλ)^τ``): when full, the oldest slot is overwritten. 004 ran NORMA with
-    an unbounded buffer; a budget at least the stream length reproduces that. ρ is kept ≥ 0 (the margin of the
+    old has been multiplied by ``(1 − ηλ)^τ``): when full, the oldest slot is overwritten. The KOIL thesis ran NORMA
+    with an unbounded buffer; a budget at least the stream length reproduces that. ρ is kept ≥ 0 (the margin of the
     ν-formulation).
 
     Args:
@@ -102,11 +110,11 @@ class NORMA(_KernelBudget):
     Processing 52(8), 2004, §III-B (classification, ν-parametrisation) and §IV (truncation).
     """
 
-    eta: Any = hyperparameter(1e-2)
-    lam: Any = hyperparameter(1e-2)
-    nu: Any = hyperparameter(0.5)
-    sigma: Any = hyperparameter(1.0)
-    coef0: Any = hyperparameter(0.0, positive=False)
+    eta: ArrayLike = hyperparameter(1e-2)
+    lam: ArrayLike = hyperparameter(1e-2)
+    nu: ArrayLike = hyperparameter(0.5)
+    sigma: ArrayLike = hyperparameter(1.0)
+    coef0: ArrayLike = hyperparameter(0.0, positive=False)
     budget: int = choice(500)
     kernel: str = choice("gaussian", *KINDS)
     degree: int = choice(2)
@@ -126,22 +134,25 @@ class NORMA(_KernelBudget):
         head = jnp.where(error & full, (state.head + 1) % self.budget, state.head)
         rho = jnp.maximum(0.0, state.rho + self.eta * (self.nu - error.astype(dtype)))
         loss = jnp.maximum(0.0, state.rho - y * f)
-        return (NORMAState(sv=sv, alpha=alpha.astype(dtype), size=size, head=head, rho=rho.astype(dtype)),
-                StepInfo(score=f, loss=loss))
+        return (
+            NORMAState(sv=sv, alpha=alpha.astype(dtype), size=size, head=head, rho=rho.astype(dtype)),
+            StepInfo(score=f, loss=loss),
+        )
 
 
 # --------------------------------------------------------------------------------------------------------------
+
 
 class RBPState(NamedTuple):
     sv: jax.Array
     alpha: jax.Array
     size: jax.Array
     head: jax.Array
-    key: jax.Array    # (2,) uint32 PRNG key data
+    key: jax.Array  # (2,) uint32 PRNG key data
 
 
 @pytree_dataclass
-class RBP(_KernelBudget):
+class RBP(_KernelBudget[RBPState]):
     r"""Randomized Budget Perceptron: a kernel perceptron that, on a mistake with a full buffer, first discards
     a support vector chosen uniformly at random.
 
@@ -153,14 +164,14 @@ class RBP(_KernelBudget):
     One uniform per round from the PRNG key in the state picks ``r``.
 
     Args:
-        sigma: Gaussian width.  budget: B (100 in 004).
+        sigma: Gaussian width.  budget: B (100 in the KOIL thesis).
 
     Reference: G. Cavallanti, N. Cesa-Bianchi, C. Gentile, *Tracking the best hyperplane with a simple budget
     Perceptron*, Machine Learning 69(2–3), 2007.
     """
 
-    sigma: Any = hyperparameter(1.0)
-    coef0: Any = hyperparameter(0.0, positive=False)
+    sigma: ArrayLike = hyperparameter(1.0)
+    coef0: ArrayLike = hyperparameter(0.0, positive=False)
     budget: int = choice(100)
     kernel: str = choice("gaussian", *KINDS)
     degree: int = choice(2)
@@ -180,23 +191,26 @@ class RBP(_KernelBudget):
         slot = jnp.where(full, r, state.size)
         sv, alpha = _put(state.sv, state.alpha, slot, x, y, mistake)
         size = state.size + (mistake & ~full).astype(jnp.int32)
-        return (RBPState(sv=sv, alpha=alpha, size=size, head=state.head, key=data),
-                StepInfo(score=f, loss=mistake.astype(dtype)))
+        return (
+            RBPState(sv=sv, alpha=alpha, size=size, head=state.head, key=data),
+            StepInfo(score=f, loss=mistake.astype(dtype)),
+        )
 
 
 # --------------------------------------------------------------------------------------------------------------
 
+
 class ForgetronState(NamedTuple):
     sv: jax.Array
-    alpha: jax.Array   # σ_i y_i
+    alpha: jax.Array  # σ_i y_i
     size: jax.Array
     head: jax.Array
-    Q: jax.Array       # () cumulative Ψ of the removals
-    M: jax.Array       # () number of mistakes (as a float)
+    Q: jax.Array  # () cumulative Ψ of the removals
+    M: jax.Array  # () number of mistakes (as a float)
 
 
 @pytree_dataclass
-class Forgetron(_KernelBudget):
+class Forgetron(_KernelBudget[ForgetronState]):
     r"""The self-tuned Forgetron: a kernel perceptron on a budget that shrinks all weights before removing the
     oldest support vector.
 
@@ -214,14 +228,14 @@ class Forgetron(_KernelBudget):
     ``b = 2σ_r``, ``c = 15M/32 − Q``), which is stable for ``a → 0``.
 
     Args:
-        sigma: Gaussian width.  budget: B (100 in 004).
+        sigma: Gaussian width.  budget: B (100 in the KOIL thesis).
 
     Reference: O. Dekel, S. Shalev-Shwartz, Y. Singer, *The Forgetron: A Kernel-Based Perceptron on a Budget*,
     SIAM J. Computing 37(5), 2008, Fig. 2 (self-tuned).
     """
 
-    sigma: Any = hyperparameter(1.0)
-    coef0: Any = hyperparameter(0.0, positive=False)
+    sigma: ArrayLike = hyperparameter(1.0)
+    coef0: ArrayLike = hyperparameter(0.0, positive=False)
     budget: int = choice(100)
     kernel: str = choice("gaussian", *KINDS)
     degree: int = choice(2)
@@ -240,7 +254,7 @@ class Forgetron(_KernelBudget):
         f_r, _ = self._f(state.sv, state.alpha, state.size, x_r)
         y_r = jnp.sign(a_r)
         sigma_r = jnp.abs(a_r)
-        mu = y_r * (f_r + y * kt[r])                               # y_r f'_t(x_r), k(x_t, x_r) = kt[r]
+        mu = y_r * (f_r + y * kt[r])  # y_r f'_t(x_r), k(x_t, x_r) = kt[r]
         a = sigma_r * sigma_r - 2.0 * sigma_r * mu
         b = 2.0 * sigma_r
         c = 15.0 / 32.0 * M - state.Q
@@ -255,22 +269,25 @@ class Forgetron(_KernelBudget):
         sv, alpha = _put(state.sv, alpha, slot, x, jnp.where(shrink, phi, 1.0) * y, mistake)
         size = state.size + (mistake & ~full).astype(jnp.int32)
         head = jnp.where(shrink, (state.head + 1) % self.budget, state.head)
-        return (ForgetronState(sv=sv, alpha=alpha.astype(dtype), size=size, head=head, Q=Q.astype(dtype), M=M),
-                StepInfo(score=f, loss=mistake.astype(dtype)))
+        return (
+            ForgetronState(sv=sv, alpha=alpha.astype(dtype), size=size, head=head, Q=Q.astype(dtype), M=M),
+            StepInfo(score=f, loss=mistake.astype(dtype)),
+        )
 
 
 # --------------------------------------------------------------------------------------------------------------
+
 
 class ProjectronState(NamedTuple):
     sv: jax.Array
     alpha: jax.Array
     size: jax.Array
     head: jax.Array
-    kinv: jax.Array   # (B, B) inverse Gram matrix of the support vectors (zero rows/columns for empty slots)
+    kinv: jax.Array  # (B, B) inverse Gram matrix of the support vectors (zero rows/columns for empty slots)
 
 
 @pytree_dataclass
-class Projectron(_KernelBudget):
+class Projectron(_KernelBudget[ProjectronState]):
     r"""Projectron and Projectron++: a kernel perceptron that projects ``k(x_t,·)`` onto the span of its support
     vectors instead of adding it when the projection error is small.
 
@@ -288,16 +305,16 @@ class Projectron(_KernelBudget):
     departure; with a budget above the bound it never triggers).
 
     Args:
-        eta: projection threshold η (grid ``2^[-10:10]`` in 004).  sigma: Gaussian width.
+        eta: projection threshold η (grid ``2^[-10:10]`` in the KOIL thesis).  sigma: Gaussian width.
         budget: slots.  plus: Projectron++ (also updates on margin errors).
 
     Reference: F. Orabona, J. Keshet, B. Caputo, *Bounded Kernel-Based Online Learning*, JMLR 10, 2009, Fig. 1
     (Projectron) and Fig. 2 (Projectron++).
     """
 
-    eta: Any = hyperparameter(0.1)
-    sigma: Any = hyperparameter(1.0)
-    coef0: Any = hyperparameter(0.0, positive=False)
+    eta: ArrayLike = hyperparameter(0.1)
+    sigma: ArrayLike = hyperparameter(1.0)
+    coef0: ArrayLike = hyperparameter(0.0, positive=False)
     budget: int = choice(100)
     plus: bool = choice(False, False, True)
     kernel: str = choice("gaussian", *KINDS)
@@ -326,8 +343,9 @@ class Projectron(_KernelBudget):
             loss = 1.0 - margin
             norm = jnp.maximum(kxx - delta, 0.0)
             gap = loss - delta / self.eta
-            tau = jnp.minimum(jnp.minimum(loss / jnp.where(norm > 0, norm, 1.0), 1.0),
-                              2.0 * gap / jnp.where(norm > 0, norm, 1.0))
+            tau = jnp.minimum(
+                jnp.minimum(loss / jnp.where(norm > 0, norm, 1.0), 1.0), 2.0 * gap / jnp.where(norm > 0, norm, 1.0)
+            )
             margin_error = (margin > 0) & (margin < 1) & (gap > 0) & (norm > 0)
             step = step + jnp.where(margin_error, tau * y, 0.0)
         alpha = state.alpha + step * coeff
@@ -337,9 +355,20 @@ class Projectron(_KernelBudget):
         kinv = state.kinv + jnp.where(grow, 1.0 / jnp.where(delta > 0, delta, 1.0), 0.0) * jnp.outer(v, v)
         size = state.size + grow.astype(jnp.int32)
         hinge = jnp.maximum(0.0, 1.0 - margin)
-        return (ProjectronState(sv=sv, alpha=alpha.astype(dtype), size=size, head=state.head,
-                                kinv=kinv.astype(dtype)), StepInfo(score=f, loss=hinge))
+        return (
+            ProjectronState(sv=sv, alpha=alpha.astype(dtype), size=size, head=state.head, kinv=kinv.astype(dtype)),
+            StepInfo(score=f, loss=hinge),
+        )
 
 
-__all__ = ["NORMA", "NORMAState", "RBP", "RBPState", "Forgetron", "ForgetronState", "Projectron",
-           "ProjectronState", "BudgetState"]
+__all__ = [
+    "NORMA",
+    "NORMAState",
+    "RBP",
+    "RBPState",
+    "Forgetron",
+    "ForgetronState",
+    "Projectron",
+    "ProjectronState",
+    "BudgetState",
+]

@@ -1,5 +1,6 @@
 """COG: cost-sensitive online gradient descent (Wang, Zhao, Hoi, *Cost-Sensitive Online Classification*,
-ICDM 2012 / TKDE 2014, where it is called CSOGD; 003 §3 calls it COG)."""
+ICDM 2012 / TKDE 2014, where it is called CSOGD; Zhao et al., *Adaptive Cost-Sensitive Online Classification*,
+TKDE 2019, §3 calls it COG)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from ..linalg import add_scaled, dot
@@ -18,7 +20,7 @@ class COGState(NamedTuple):
 
 
 @pytree_dataclass
-class COG(Learner):
+class COG(Learner[COGState]):
     r"""First-order cost-sensitive online gradient descent.
 
     .. math::
@@ -36,7 +38,7 @@ class COG(Learner):
     Reference: J. Wang, P. Zhao, S. C. H. Hoi, *Cost-Sensitive Online Classification*, ICDM 2012, Alg. 1 (CSOGD).
     """
 
-    eta: Any = hyperparameter(1e-2)
+    eta: ArrayLike = hyperparameter(1e-2)
     loss: str = choice("I", *LOSSES)
 
     sparse_steps = True

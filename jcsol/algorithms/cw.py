@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtri
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, pytree_dataclass
 
@@ -17,7 +18,7 @@ VARIANCE_FLOOR = 1e-6
 
 
 class CWState(NamedTuple):
-    mu: jax.Array    # (d,) mean: the linear predictor
+    mu: jax.Array  # (d,) mean: the linear predictor
     root: jax.Array  # (d, d) a square root A of the covariance, Σ = A Aᵀ (A_1 = I)
 
 
@@ -36,7 +37,7 @@ def _cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str)
     # z = Aᵀx as a column sum: written `root.T @ x`, XLA transposes every run's whole factor each round (a copy
     # of the state that made the round 5× slower on CPU under the engine's vmaps)
     z = jnp.sum(root * x[:, None], axis=0)
-    v = z @ z                            # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
+    v = z @ z  # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
     loss = jnp.maximum(0.0, phi * jnp.sqrt(v) - m)
     update = loss > 0
     floor = VARIANCE_FLOOR * (x @ x)
@@ -62,20 +63,20 @@ def _cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str)
     # Σ − ((1 − r)/v) Σx xᵀΣ = A (I − g z zᵀ)² Aᵀ with g = (1 − √r)/v = (1 − r)/(v (1 + √r)).
     shrink = v >= floor
     g = jnp.where(update & shrink & (v > 0), (1.0 - r) / (jnp.where(v > 0, v, 1.0) * (1.0 + jnp.sqrt(r))), 0.0)
-    s = root @ z                         # Σ x
+    s = root @ z  # Σ x
     mu = mu + (alpha * y) * s
     root = root - g * jnp.outer(s, z)
     return CWState(mu=mu, root=root), StepInfo(score=f, loss=loss)
 
 
-def check_confidence(learner: Learner) -> None:
+def check_confidence(learner: Any) -> None:
     """Refuses a confidence ``η`` outside (0.5, 1): the CW family needs ``φ = Φ^{-1}(η) > 0``."""
     eta = concrete_values(learner.eta)
     if eta is not None and np.any((eta <= 0.5) | (eta >= 1.0)):
         raise ValueError(f"{type(learner).__name__}: eta (the confidence) must be in (0.5, 1), got {learner.eta!r}")
 
 
-class _CWBase(Learner):
+class _CWBase(Learner[CWState]):
     weights_field = "mu"
 
     def __post_init__(self) -> None:
@@ -114,7 +115,8 @@ _GUARD_DOC = """
 
 @pytree_dataclass
 class CW(_CWBase):
-    __doc__ = r"""Exact confidence-weighted learning: the smallest KL step to ``N(μ, Σ)`` that classifies ``x_t``
+    __doc__ = (
+        r"""Exact confidence-weighted learning: the smallest KL step to ``N(μ, Σ)`` that classifies ``x_t``
     correctly with probability η.
 
     With ``φ = Φ^{-1}(η)``, ``ψ = 1 + φ²/2``, ``ξ = 1 + φ²``, ``m_t = y_t μ_t·x_t``, ``v_t = x_tᵀΣ_t x_t``, when
@@ -131,22 +133,26 @@ class CW(_CWBase):
 
     ``μ_1 = 0``, ``Σ_1 = I`` — the closed form of exact CW (Crammer, Dredze, Pereira, NIPS 2008, full-covariance
     update) as restated in Wang, Zhao, Hoi (ICML 2012, §2), and LIBOL's ``CW.m``.
-    """ + _GUARD_DOC + r"""
+    """
+        + _GUARD_DOC
+        + r"""
     Args:
         eta: the confidence η in (0.5, 1), 0.7 by default (LIBOL).
 
     Reference: K. Crammer, M. Dredze, F. Pereira, *Exact Convex Confidence-Weighted Learning*, NIPS 2008.
     """
+    )
 
-    eta: Any = hyperparameter(0.7)
+    eta: ArrayLike = hyperparameter(0.7)
 
     def step(self, state: CWState, ex: Example) -> tuple[CWState, StepInfo]:
         return _cw_family_step(state, ex, self.eta, None, "CW")
 
 
 @pytree_dataclass
-class SCW(_CWBase):
-    __doc__ = r"""Soft confidence-weighted learning, SCW-I: exact CW with its step clipped at ``C``.
+class SCW1(_CWBase):
+    __doc__ = (
+        r"""Soft confidence-weighted learning, SCW-I: exact CW with its step clipped at ``C``.
 
     As :class:`CW`, with ``α_t = min{C, max{0, (−m_tψ + √(m_t²φ⁴/4 + v_tφ²ξ))/(v_tξ)}}`` (Wang, Zhao, Hoi,
     ICML 2012, Prop. 1; LIBOL ``SCW.m``):
@@ -157,16 +163,19 @@ class SCW(_CWBase):
 
     with ``u_t``, ``β_t`` and the mean and covariance updates of :class:`CW`, applied when
     ``ℓ_t = max(0, φ√v_t − m_t) > 0``.
-    """ + _GUARD_DOC + r"""
+    """
+        + _GUARD_DOC
+        + r"""
     Args:
         eta: the confidence η in (0.5, 1), 0.75 by default (LIBOL).
         C: the aggressiveness (> 0), 1 by default (LIBOL).
 
     Reference: J. Wang, P. Zhao, S. C. H. Hoi, *Exact Soft Confidence-Weighted Learning*, ICML 2012.
     """
+    )
 
-    eta: Any = hyperparameter(0.75)
-    C: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(0.75)
+    C: ArrayLike = hyperparameter(1.0)
 
     @property
     def name(self) -> str:
@@ -178,7 +187,8 @@ class SCW(_CWBase):
 
 @pytree_dataclass
 class SCW2(_CWBase):
-    __doc__ = r"""Soft confidence-weighted learning, SCW-II: the squared-slack variant.
+    __doc__ = (
+        r"""Soft confidence-weighted learning, SCW-II: the squared-slack variant.
 
     With ``n_t = v_t + 1/(2C)`` (Wang, Zhao, Hoi, ICML 2012, Prop. 2):
 
@@ -193,16 +203,19 @@ class SCW2(_CWBase):
     **Departure from LIBOL.** LIBOL's ``SCW2.m`` (and its C version) computes
     ``sqrt(φ⁴m²v·2 + 4nvφ²(n + vφ·2))`` — ``v*2`` and ``phi*2`` where the paper has ``v²`` and ``φ²``.
     This implementation follows the paper.
-    """ + _GUARD_DOC + r"""
+    """
+        + _GUARD_DOC
+        + r"""
     Args:
         eta: the confidence η in (0.5, 1), 0.9 by default (LIBOL).
         C: the aggressiveness (> 0), 1 by default (LIBOL).
 
     Reference: J. Wang, P. Zhao, S. C. H. Hoi, *Exact Soft Confidence-Weighted Learning*, ICML 2012.
     """
+    )
 
-    eta: Any = hyperparameter(0.9)
-    C: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(0.9)
+    C: ArrayLike = hyperparameter(1.0)
 
     @property
     def name(self) -> str:

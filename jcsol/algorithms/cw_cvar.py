@@ -72,8 +72,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtri
+from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, pytree_dataclass, choice
+from ..base import Example, Learner, StepInfo, choice, concrete_values, hyperparameter, pytree_dataclass
 from ..linalg import one_matrix_at_a_time
 from .cw import CWState, _cw_family_step, check_confidence
 
@@ -102,6 +103,7 @@ BUFFER_SIZE = 1024
 
 
 # -- the update factor ω_ε (Table I) -------------------------------------------------------------------
+
 
 def omega_gaussian(epsilon):
     r"""``ω_ε = φ(Φ^{-1}(1−ε)) / ε = exp(−½Φ^{-1}(1−ε)²) / (ε√(2π))``: minus the mean of the lowest
@@ -145,8 +147,12 @@ def omega_arbitrary(epsilon):
     return jnp.sqrt((1.0 - eps) / eps)
 
 
-_OMEGAS = {"gaussian": omega_gaussian, "symmetric": omega_symmetric, "unimodal": omega_unimodal,
-           "arbitrary": omega_arbitrary}
+_OMEGAS = {
+    "gaussian": omega_gaussian,
+    "symmetric": omega_symmetric,
+    "unimodal": omega_unimodal,
+    "arbitrary": omega_arbitrary,
+}
 
 
 def omega(epsilon, assumption: str = "gaussian"):
@@ -163,6 +169,7 @@ def omega(epsilon, assumption: str = "gaussian"):
 
 
 # -- λ (Eqs. 11-12) -------------------------------------------------------------------------------------
+
 
 def cvar_lambda(margin, variance, cost, omega_eps):
     r"""``λ = max(0, ψ)`` of Eq. 12 for margin mean ``M̄``, variance ``v``, cost ``c`` and factor ``ω``.
@@ -181,7 +188,7 @@ def cvar_lambda(margin, variance, cost, omega_eps):
     b = c_s + 2.0 * w * m
     a = 2.0 * c_s * w * v_s
     violated = ok & (k < 0)
-    disc = jnp.where(violated, b * b - 4.0 * a * k, 1.0)   # > b² where k < 0
+    disc = jnp.where(violated, b * b - 4.0 * a * k, 1.0)  # > b² where k < 0
     root = jnp.sqrt(disc)
     psi = jnp.where(b >= 0, -2.0 * k / jnp.where(b >= 0, b + root, 1.0), (root - b) / (2.0 * a))
     return jnp.where(violated, jnp.maximum(psi, 0.0), 0.0)
@@ -189,25 +196,26 @@ def cvar_lambda(margin, variance, cost, omega_eps):
 
 # -- shared pieces -------------------------------------------------------------------------------------------
 
+
 class CWNoBufferState(NamedTuple):
-    mu: jax.Array    # (d,) mean: the linear predictor
+    mu: jax.Array  # (d,) mean: the linear predictor
     root: jax.Array  # (d, d) square root A of Σ = A Aᵀ, or (d,) the diagonal of Σ when diagonal=True
 
 
 class CWCVaRState(NamedTuple):
-    mu: jax.Array       # (d,) mean: the linear predictor
-    root: jax.Array     # (d, d) square root A of Σ = A Aᵀ, or (d,) the diagonal of Σ when diagonal=True
-    costs: jax.Array    # (B,) the buffered costs, sorted in decreasing order, -inf in the empty slots
-    seen: jax.Array     # () int32: the number of costs seen so far
-    key: jax.Array      # (2,) uint32: key data of the reservoir's random choices
+    mu: jax.Array  # (d,) mean: the linear predictor
+    root: jax.Array  # (d, d) square root A of Σ = A Aᵀ, or (d,) the diagonal of Σ when diagonal=True
+    costs: jax.Array  # (B,) the buffered costs, sorted in decreasing order, -inf in the empty slots
+    seen: jax.Array  # () int32: the number of costs seen so far
+    key: jax.Array  # (2,) uint32: key data of the reservoir's random choices
 
 
 class CWRobustState(NamedTuple):
-    mu: jax.Array       # (d,) mean μ_t of the CW-CVaR model
-    root: jax.Array     # (d, d) square root of Σ_t, or (d,) its diagonal
-    costs: jax.Array    # (B,) cost buffer, as CWCVaRState
-    seen: jax.Array     # () int32: the rounds seen so far, t
-    key: jax.Array      # (2,) uint32 key data
+    mu: jax.Array  # (d,) mean μ_t of the CW-CVaR model
+    root: jax.Array  # (d, d) square root of Σ_t, or (d,) its diagonal
+    costs: jax.Array  # (B,) cost buffer, as CWCVaRState
+    seen: jax.Array  # () int32: the rounds seen so far, t
+    key: jax.Array  # (2,) uint32 key data
     mu_tilde: jax.Array  # (d,) the posterior mean μ̃_t: the predictor
 
 
@@ -236,8 +244,8 @@ def _cvar_update(mu, root, x, y, c, w, diagonal: bool, reading: str = "printed",
         sx = root @ z
     w = w * c * c if reading == "scaled" else w
     lam = cvar_lambda(m, v, c, w)
-    step = lam * c             # the mean moves by step·y·Σx
-    q = 2.0 * lam * w          # 2λω: the precision added along x
+    step = lam * c  # the mean moves by step·y·Σx
+    q = 2.0 * lam * w  # 2λω: the precision added along x
     collapse = jnp.zeros((), bool)
     if zero_cost == "limit":
         at_zero = (c == 0) & (v > 0)
@@ -250,7 +258,7 @@ def _cvar_update(mu, root, x, y, c, w, diagonal: bool, reading: str = "printed",
         root = jnp.where(collapse & (root * x * x > 0), 0.0, root / (1.0 + q * root * x * x))
     else:
         r = 1.0 / (1.0 + q * v)  # the variance along x shrinks by r
-        g = q * r / (1.0 + jnp.sqrt(r))   # (1 − √r)/v without cancellation
+        g = q * r / (1.0 + jnp.sqrt(r))  # (1 − √r)/v without cancellation
         g = jnp.where(collapse, 1.0 / jnp.where(v > 0, v, 1.0), g)
         root = root - g * jnp.outer(sx, z)
     violation = jnp.maximum(0.0, w * v - c * m)
@@ -295,7 +303,7 @@ def buffer_add(costs, seen, key, c):
     """
     size = costs.shape[0]
     idx = jnp.arange(size)
-    n = seen + 1                                   # the count including c
+    n = seen + 1  # the count including c
     full = seen >= size
     k = jax.random.fold_in(jax.random.wrap_key_data(key), seen)
     k_in, k_slot = jax.random.split(k)
@@ -336,7 +344,7 @@ def buffer_quantile(costs, seen, tau):
     """
     size = costs.shape[0]
     count = jnp.minimum(seen, size).astype(costs.dtype)
-    index = jnp.clip(jnp.ceil(tau * count - 1e-4).astype(jnp.int32) - 1, 0, size - 1)   # τn = 50.000001: 50
+    index = jnp.clip(jnp.ceil(tau * count - 1e-4).astype(jnp.int32) - 1, 0, size - 1)  # τn = 50.000001: 50
     return costs[index]
 
 
@@ -379,9 +387,11 @@ _BUFFER_DOC = r"""
 
 # -- the learners ----------------------------------------------------------------------------------------------
 
+
 @pytree_dataclass
-class CWNoBuffer(Learner):
-    __doc__ = r"""CW-nobuffer: CW-CVaR with one tolerance ε for every example (§VI-A).
+class CWNoBuffer(Learner[CWNoBufferState]):
+    __doc__ = (
+        r"""CW-nobuffer: CW-CVaR with one tolerance ε for every example (§VI-A).
 
     Each round: ``ω = ω_ε`` (:func:`omega`), ``λ`` by Eq. 12 (:func:`cvar_lambda`), then
 
@@ -394,12 +404,15 @@ class CWNoBuffer(Learner):
 
     Args:
         epsilon: the tolerated misclassification probability ε in (0, 1).
-    """ + _FAMILY_ARGS + """
+    """
+        + _FAMILY_ARGS
+        + """
     Reference: A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*,
     Eqs. 9–12 and Table I.
     """
+    )
 
-    epsilon: Any = hyperparameter(0.05)
+    epsilon: ArrayLike = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
     reading: str = choice("printed", *READINGS)
@@ -413,7 +426,7 @@ class CWNoBuffer(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-nobuffer-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
+        return _name("CW-nobuffer", self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run) or fewer runs"
@@ -423,19 +436,26 @@ class CWNoBuffer(Learner):
 
     def step(self, state: CWNoBufferState, ex: Example) -> tuple[CWNoBufferState, StepInfo]:
         w = omega(jnp.asarray(self.epsilon, ex.x.dtype), self.assumption)
-        mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, _example_cost(ex), w, self.diagonal,
-                                         self.reading, self.zero_cost)
+        mu, root, f, loss = _cvar_update(
+            state.mu, state.root, ex.x, ex.y, _example_cost(ex), w, self.diagonal, self.reading, self.zero_cost
+        )
         return CWNoBufferState(mu=mu, root=root), StepInfo(score=f, loss=loss)
 
 
-def _suffix(learner) -> str:
-    """The name's suffix for the options that differ from the paper's defaults."""
-    parts = [learner.reading] if learner.reading != "printed" else []
+def _name(family: str, learner) -> str:
+    """``family`` followed by each option that differs from its default (the Gaussian assumption, full covariance,
+    the printed reading, the CVaR of the buffer, skipped zero costs):
+    ``CWCVaR(assumption="unimodal", diagonal=True, zero_cost="limit").name == "CW-CVaR-unimodal-diag-limit"``."""
+    parts = [learner.assumption] if learner.assumption != "gaussian" else []
+    if learner.diagonal:
+        parts.append("diag")
+    if learner.reading != "printed":
+        parts.append(learner.reading)
     if getattr(learner, "buffer_statistic", "cvar") != "cvar":
         parts.append(learner.buffer_statistic)
     if learner.zero_cost != "skip":
         parts.append("limit")
-    return "".join(f"-{p}" for p in parts)
+    return family + "".join(f"-{p}" for p in parts)
 
 
 def _cvar_buffer_round(learner, state, ex):
@@ -446,10 +466,14 @@ def _cvar_buffer_round(learner, state, ex):
     c_star = statistic(costs, seen, jnp.asarray(learner.tau, ex.x.dtype))
     high = c_star <= c
     dtype = ex.x.dtype
-    w = jnp.where(high, omega(jnp.asarray(learner.alpha, dtype), learner.assumption),
-                  omega(jnp.asarray(learner.beta, dtype), learner.assumption))
-    mu, root, f, loss = _cvar_update(state.mu, state.root, ex.x, ex.y, c, w, learner.diagonal, learner.reading,
-                                     learner.zero_cost)
+    w = jnp.where(
+        high,
+        omega(jnp.asarray(learner.alpha, dtype), learner.assumption),
+        omega(jnp.asarray(learner.beta, dtype), learner.assumption),
+    )
+    mu, root, f, loss = _cvar_update(
+        state.mu, state.root, ex.x, ex.y, c, w, learner.diagonal, learner.reading, learner.zero_cost
+    )
     return mu, root, costs, seen, f, loss
 
 
@@ -458,8 +482,9 @@ def _init_buffer(size: int, key, dtype):
 
 
 @pytree_dataclass
-class CWCVaR(Learner):
-    __doc__ = r"""CW-CVaR (Alg. 1): cost-sensitive confidence-weighted learning with a CVaR constraint
+class CWCVaR(Learner[CWCVaRState]):
+    __doc__ = (
+        r"""CW-CVaR (Alg. 1): cost-sensitive confidence-weighted learning with a CVaR constraint
     and a buffer of past costs that sets the tolerance ε of each example.
 
     Each round: add ``c(x_t)`` to the buffer, compute ``c*`` and ``ε_t`` (Eq. 13, below), ``ω = ω_{ε_t}``
@@ -473,24 +498,29 @@ class CWCVaR(Learner):
 
     ``μ_1 = 0``, ``Σ_1 = I``; see the module docstring for the conventions (zero cost, square-root and
     diagonal covariance).
-    """ + _BUFFER_DOC + """
+    """
+        + _BUFFER_DOC
+        + """
     With ``alpha == beta`` this is :class:`CWNoBuffer` with ``epsilon = alpha``.
 
     Args:
         alpha: ε of the high-cost examples (``c* <= c(x_t)``), in (0, 1).
         beta: ε of the other examples, in (0, 1).
         tau: the top fraction of the buffered costs that defines ``c*``, in (0, 1]; 0.05 in the paper.
-    """ + _FAMILY_ARGS + """        buffer_size: the reservoir's size B (static).
+    """
+        + _FAMILY_ARGS
+        + """        buffer_size: the reservoir's size B (static).
         buffer_statistic: ``c*`` as the mean of the buffer's top τ-fraction (``"cvar"``, the paper's
             Alg. 1, the default) or as its τ-quantile from the top (``"quantile"``, :func:`buffer_quantile`).
 
     Reference: A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*,
     Alg. 1, Eqs. 9–13, Table I.
     """
+    )
 
-    alpha: Any = hyperparameter(0.05)
-    beta: Any = hyperparameter(0.2)
-    tau: Any = hyperparameter(0.05)
+    alpha: ArrayLike = hyperparameter(0.05)
+    beta: ArrayLike = hyperparameter(0.2)
+    tau: ArrayLike = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
     reading: str = choice("printed", *READINGS)
@@ -511,15 +541,16 @@ class CWCVaR(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-CVaR-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
+        return _name("CW-CVaR", self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWCVaRState:
         costs, seen, k = _init_buffer(self.buffer_size, key, dtype)
-        return CWCVaRState(mu=jnp.zeros(d, dtype), root=_init_cov(d, self.diagonal, dtype), costs=costs,
-                           seen=seen, key=k)
+        return CWCVaRState(
+            mu=jnp.zeros(d, dtype), root=_init_cov(d, self.diagonal, dtype), costs=costs, seen=seen, key=k
+        )
 
     def step(self, state: CWCVaRState, ex: Example) -> tuple[CWCVaRState, StepInfo]:
         mu, root, costs, seen, f, loss = _cvar_buffer_round(self, state, ex)
@@ -552,8 +583,9 @@ def _prior_vector(value: Any, d: int, default: float, name: str, dtype) -> jax.A
 
 
 @pytree_dataclass
-class CWRobust(Learner):
-    __doc__ = r"""CW-robust (§IV, Alg. 2): CW-CVaR whose predictions use the posterior mean under a
+class CWRobust(Learner[CWRobustState]):
+    __doc__ = (
+        r"""CW-robust (§IV, Alg. 2): CW-CVaR whose predictions use the posterior mean under a
     Gaussian prior ``N(ν, Υ)`` on the weights, ``Υ`` diagonal.
 
     Each round runs :class:`CWCVaR` (buffer, ε, λ, μ, Σ), but predicts with ``μ̃_{t−1}`` and then sets
@@ -578,10 +610,14 @@ class CWRobust(Learner):
     compiles anew and cannot be a grid axis): give each as a number (the same for every feature) or an
     array whose length must equal ``d`` (checked at ``init``). ``None``: ``ν = 0``, ``Υ = ∞·I`` (no prior:
     CW-robust is then CW-CVaR), ``κ = 0``.
-    """ + _BUFFER_DOC + """
+    """
+        + _BUFFER_DOC
+        + """
     Args:
         alpha, beta, tau: as :class:`CWCVaR`.
-    """ + _FAMILY_ARGS + """        buffer_size, buffer_statistic: as :class:`CWCVaR`.
+    """
+        + _FAMILY_ARGS
+        + """        buffer_size, buffer_statistic: as :class:`CWCVaR`.
         prior_mean: ν.
         prior_var: the diagonal of Υ (> 0, ``inf`` allowed).
         prior_mean_coef: κ of ``ν_t = ν + κ∘μ_t``.
@@ -589,10 +625,11 @@ class CWRobust(Learner):
     Reference: A. Ali, K. Collins-Thompson, *Robust Cost-Sensitive Confidence-Weighted Classification*,
     §IV, Eqs. 14–15, Alg. 2, §VI-B.
     """
+    )
 
-    alpha: Any = hyperparameter(0.05)
-    beta: Any = hyperparameter(0.2)
-    tau: Any = hyperparameter(0.05)
+    alpha: ArrayLike = hyperparameter(0.05)
+    beta: ArrayLike = hyperparameter(0.2)
+    tau: ArrayLike = hyperparameter(0.05)
     assumption: str = choice("gaussian", *ASSUMPTIONS)
     diagonal: bool = choice(False, False, True)
     reading: str = choice("printed", *READINGS)
@@ -623,7 +660,7 @@ class CWRobust(Learner):
 
     @property
     def name(self) -> str:
-        return f"CW-robust-{self.assumption}" + ("-diag" if self.diagonal else "") + _suffix(self)
+        return _name("CW-robust", self)
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
@@ -632,7 +669,7 @@ class CWRobust(Learner):
         nu = _prior_vector(self.prior_mean, d, 0.0, "prior_mean", dtype)
         var = _prior_vector(self.prior_var, d, math.inf, "prior_var", dtype)
         kappa = _prior_vector(self.prior_mean_coef, d, 0.0, "prior_mean_coef", dtype)
-        return nu, 1.0 / var, kappa   # 1/inf = 0: no prior on that weight
+        return nu, 1.0 / var, kappa  # 1/inf = 0: no prior on that weight
 
     def _posterior_mean(self, mu, root, t, nu, prec):
         gap = nu - mu
@@ -641,15 +678,21 @@ class CWRobust(Learner):
             den = ps + t
             return mu + jnp.where(den > 0, ps * gap / jnp.where(den > 0, den, 1.0), 0.0)
         sigma = root @ root.T
-        sp = sigma * prec[None, :]                 # Σ P
+        sp = sigma * prec[None, :]  # Σ P
         eye = jnp.eye(mu.shape[0], dtype=mu.dtype)
         return mu + _solve(sp + t * eye, sp @ gap)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWRobustState:
         nu, prec, _ = self._prior(d, dtype)
         costs, seen, k = _init_buffer(self.buffer_size, key, dtype)
-        return CWRobustState(mu=jnp.zeros(d, dtype), root=_init_cov(d, self.diagonal, dtype), costs=costs,
-                             seen=seen, key=k, mu_tilde=jnp.where(prec > 0, nu, 0.0))
+        return CWRobustState(
+            mu=jnp.zeros(d, dtype),
+            root=_init_cov(d, self.diagonal, dtype),
+            costs=costs,
+            seen=seen,
+            key=k,
+            mu_tilde=jnp.where(prec > 0, nu, 0.0),
+        )
 
     def step(self, state: CWRobustState, ex: Example) -> tuple[CWRobustState, StepInfo]:
         x = ex.x
@@ -657,19 +700,21 @@ class CWRobust(Learner):
         mu, root, costs, seen, _, loss = _cvar_buffer_round(self, state, ex)
         nu, prec, kappa = self._prior(x.shape[0], x.dtype)
         mu_tilde = self._posterior_mean(mu, root, seen.astype(x.dtype), nu + kappa * mu, prec)
-        return (CWRobustState(mu=mu, root=root, costs=costs, seen=seen, key=state.key, mu_tilde=mu_tilde),
-                StepInfo(score=f, loss=loss))
+        return (
+            CWRobustState(mu=mu, root=root, costs=costs, seen=seen, key=state.key, mu_tilde=mu_tilde),
+            StepInfo(score=f, loss=loss),
+        )
 
 
 class CWCostsState(NamedTuple):
-    mu: jax.Array        # (d,) mean: the linear predictor
-    root: jax.Array      # (d, d) square root A of Σ = A Aᵀ (as jcsol.CW's state)
+    mu: jax.Array  # (d,) mean: the linear predictor
+    root: jax.Array  # (d, d) square root A of Σ = A Aᵀ (as jcsol.CW's state)
     cost_sum: jax.Array  # () the sum of the costs seen so far (for relative=True)
-    seen: jax.Array      # () int32: the number of rounds seen
+    seen: jax.Array  # () int32: the number of rounds seen
 
 
 @pytree_dataclass
-class CWCosts(Learner):
+class CWCosts(Learner[CWCostsState]):
     __doc__ = r"""CW-costs (§VI-A): exact CW with its mean step scaled by the example cost.
 
     With ``φ = Φ^{-1}(η)`` and ``α_t``, ``β_t`` the exact-CW step sizes of :class:`jcsol.CW` (same guard, same
@@ -704,8 +749,8 @@ class CWCosts(Learner):
     K. Crammer, M. Dredze, F. Pereira, *Exact Convex Confidence-Weighted Learning*, NIPS 2008.
     """
 
-    cost_scale: Any = hyperparameter(1.0)
-    eta: Any = hyperparameter(0.7)
+    cost_scale: ArrayLike = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(0.7)
     relative: bool = choice(False, False, True)
 
     weights_field = "mu"
@@ -722,8 +767,12 @@ class CWCosts(Learner):
         return "use fewer runs (CW-costs keeps a d × d covariance factor per run)"
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWCostsState:
-        return CWCostsState(mu=jnp.zeros(d, dtype), root=jnp.eye(d, dtype=dtype), cost_sum=jnp.zeros((), dtype),
-                            seen=jnp.zeros((), jnp.int32))
+        return CWCostsState(
+            mu=jnp.zeros(d, dtype),
+            root=jnp.eye(d, dtype=dtype),
+            cost_sum=jnp.zeros((), dtype),
+            seen=jnp.zeros((), jnp.int32),
+        )
 
     def step(self, state: CWCostsState, ex: Example) -> tuple[CWCostsState, StepInfo]:
         c = jnp.asarray(_example_cost(ex), ex.x.dtype)
@@ -736,7 +785,28 @@ class CWCosts(Learner):
         return CWCostsState(mu=mu, root=new.root, cost_sum=cost_sum, seen=seen), info
 
 
-__all__ = ["ASSUMPTIONS", "BUFFER_SIZE", "CWCVaR", "CWCVaRState", "CWNoBuffer", "CWNoBufferState", "CWRobust",
-           "CWRobustState", "CWCosts", "CWCostsState", "omega", "omega_gaussian", "omega_symmetric", "omega_unimodal",
-           "omega_arbitrary", "cvar_lambda", "buffer_add", "buffer_cvar", "buffer_quantile", "zero_cost_limit",
-           "READINGS", "ZERO_COSTS", "BUFFER_STATISTICS"]
+__all__ = [
+    "ASSUMPTIONS",
+    "BUFFER_SIZE",
+    "CWCVaR",
+    "CWCVaRState",
+    "CWNoBuffer",
+    "CWNoBufferState",
+    "CWRobust",
+    "CWRobustState",
+    "CWCosts",
+    "CWCostsState",
+    "omega",
+    "omega_gaussian",
+    "omega_symmetric",
+    "omega_unimodal",
+    "omega_arbitrary",
+    "cvar_lambda",
+    "buffer_add",
+    "buffer_cvar",
+    "buffer_quantile",
+    "zero_cost_limit",
+    "READINGS",
+    "ZERO_COSTS",
+    "BUFFER_STATISTICS",
+]

@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import ndtri
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from .cw import check_confidence
@@ -59,7 +60,7 @@ COVARIANCES = ("full", "project", "drop")
 
 
 class CWVarState(NamedTuple):
-    mu: jax.Array    # (d,) mean: the linear predictor
+    mu: jax.Array  # (d,) mean: the linear predictor
     root: jax.Array  # (d, d) square root A of Σ = A Aᵀ (full), or (d,) the diagonal of Σ (project, drop)
 
 
@@ -72,14 +73,14 @@ def variance_alpha(margin, variance, phi):
     k = (m - p * v_s) / v_s
     b = 1.0 + 2.0 * p * m
     violated = ok & (k < 0)
-    disc = jnp.where(violated, b * b - 8.0 * p * v_s * k, 1.0)   # > b² where k < 0
+    disc = jnp.where(violated, b * b - 8.0 * p * v_s * k, 1.0)  # > b² where k < 0
     root = jnp.sqrt(disc)
     gamma = jnp.where(b >= 0, -2.0 * k / jnp.where(b >= 0, b + root, 1.0), (root - b) / (4.0 * p * v_s))
     return jnp.where(violated, jnp.maximum(gamma, 0.0), 0.0)
 
 
 @pytree_dataclass
-class CWVar(Learner):
+class CWVar(Learner[CWVarState]):
     r"""Confidence-weighted learning, Variance form (ICML 2008): the smallest KL step to ``N(μ, Σ)`` under which
     ``y_t μ·x_t >= φ x_tᵀΣx_t``; with ``M_t = y_t μ_t·x_t``, ``V_t = x_tᵀΣ_t x_t``, when ``M_t < φV_t``:
 
@@ -99,7 +100,7 @@ class CWVar(Learner):
     Reference: M. Dredze, K. Crammer, F. Pereira, *Confidence-Weighted Linear Classification*, ICML 2008.
     """
 
-    eta: Any = hyperparameter(0.7)
+    eta: ArrayLike = hyperparameter(0.7)
     covariance: str = choice("full", *COVARIANCES)
 
     weights_field = "mu"
@@ -134,10 +135,10 @@ class CWVar(Learner):
             v = sx @ x
         alpha = variance_alpha(m, v, phi)
         mu = mu + (alpha * y) * sx
-        q = 2.0 * alpha * phi          # the precision added along x
+        q = 2.0 * alpha * phi  # the precision added along x
         if self.covariance == "full":
             r = 1.0 / (1.0 + q * v)
-            g = q * r / (1.0 + jnp.sqrt(r))   # (1 − √r)/V without cancellation
+            g = q * r / (1.0 + jnp.sqrt(r))  # (1 − √r)/V without cancellation
             root = root - g * jnp.outer(sx, z)
         elif self.covariance == "project":
             root = root / (1.0 + q * root * x * x)

@@ -76,8 +76,13 @@ class PoolMember(NamedTuple):
     degree: jax.Array
 
 
-def mkl_pool(sigmas=tuple(2.0 ** np.arange(-6, 7)), degrees=(1, 2, 3)) -> tuple[tuple[str, float], ...]:
-    """The pool of the KOIL thesis (§4.4) as a static tuple of ``(kind, parameter)``: polynomial degrees first, then σ's."""
+#: The Gaussian widths of the KOIL thesis' pool: σ = 2^-6, …, 2^6.
+MKL_SIGMAS = tuple(2.0 ** np.arange(-6, 7))
+
+
+def mkl_pool(sigmas=MKL_SIGMAS, degrees=(1, 2, 3)) -> tuple[tuple[str, float], ...]:
+    """The pool of the KOIL thesis (§4.4) as a static tuple of ``(kind, parameter)``: polynomial degrees first,
+    then σ's."""
     return tuple(("polynomial", float(p)) for p in degrees) + tuple(("gaussian", float(s)) for s in sigmas)
 
 
@@ -118,5 +123,13 @@ def pool_kernel_numpy(kind: str, value: float, A: np.ndarray, B: np.ndarray) -> 
     return kernel_numpy("polynomial", A, B, degree=int(value), coef0=0.0)
 
 
-__all__ = ["KINDS", "kernel_matrix", "kernel_numpy", "mkl_pool", "pool_members", "pool_kernel", "PoolMember",
-           "pool_kernel_numpy"]
+__all__ = [
+    "KINDS",
+    "kernel_matrix",
+    "kernel_numpy",
+    "mkl_pool",
+    "pool_members",
+    "pool_kernel",
+    "PoolMember",
+    "pool_kernel_numpy",
+]

@@ -1,13 +1,16 @@
 """KOIL: kernelized online imbalanced learning with fixed budgets, and KOIL with multiple kernels
-(Hu, Yang, Lyu, King, So — AAAI 2015; the KOIL thesis, 004 chapters 3 and 4)."""
+(Hu, Yang, King, Lyu, So, AAAI 2015; and the KOIL thesis: J. Hu, *Kernelized Online Imbalanced Learning*,
+thesis, The Chinese University of Hong Kong, chapters 3 and 4)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from .kernels import KINDS, kernel_matrix, mkl_pool, pool_kernel, pool_members
@@ -19,6 +22,7 @@ PAIR_LOSSES = ("hinge", "smooth")
 # ----------------------------------------------------------------------------------------------------------
 # PRNG key carried in the state (as raw key data, so that every state leaf is a plain array)
 # ----------------------------------------------------------------------------------------------------------
+
 
 def key_data(key: jax.Array) -> jax.Array:
     """The raw ``uint32`` data of a PRNG key (typed or legacy)."""
@@ -51,6 +55,7 @@ def uniforms(key: jax.Array, rounds: int, shape: tuple[int, ...], dtype=jnp.floa
 # One KOIL round for one kernel (shared by KOIL and KOIL-MKL)
 # ----------------------------------------------------------------------------------------------------------
 
+
 class Buffers(NamedTuple):
     """The two support-vector buffers of one kernel classifier, in one array of slots.
 
@@ -58,34 +63,55 @@ class Buffers(NamedTuple):
     order and, once full, replaces in place, so slot ``j`` of a buffer is occupied iff ``j < size``.
     """
 
-    sv: jax.Array     # (N, d) support vectors (zeros in empty slots)
+    sv: jax.Array  # (N, d) support vectors (zeros in empty slots)
     alpha: jax.Array  # (N,) weights α_i (0 in empty slots)
-    fsv: jax.Array    # (N,) f(x_i) of every support vector under the current model (0 in empty slots)
-    gram: jax.Array   # (N, N) k(sv_i, sv_j) between occupied slots (entries of an empty slot are never used)
-    size: jax.Array   # (2,) int32 occupied slots of the positive / negative buffer
-    seen: jax.Array   # (2,) int32 examples of each class received (N_t of the reservoir probability N/N_t)
-    head: jax.Array   # (2,) int32 FIFO: slot (within its buffer) of the oldest support vector
+    fsv: jax.Array  # (N,) f(x_i) of every support vector under the current model (0 in empty slots)
+    gram: jax.Array  # (N, N) k(sv_i, sv_j) between occupied slots (entries of an empty slot are never used)
+    size: jax.Array  # (2,) int32 occupied slots of the positive / negative buffer
+    seen: jax.Array  # (2,) int32 examples of each class received (N_t of the reservoir probability N/N_t)
+    head: jax.Array  # (2,) int32 FIFO: slot (within its buffer) of the oldest support vector
 
 
 def empty_buffers(n_pos: int, n_neg: int, d: int, dtype) -> Buffers:
     n = n_pos + n_neg
     zeros2 = jnp.zeros(2, jnp.int32)
-    return Buffers(sv=jnp.zeros((n, d), dtype), alpha=jnp.zeros(n, dtype), fsv=jnp.zeros(n, dtype),
-                   gram=jnp.zeros((n, n), dtype), size=zeros2, seen=zeros2, head=zeros2)
+    return Buffers(
+        sv=jnp.zeros((n, d), dtype),
+        alpha=jnp.zeros(n, dtype),
+        fsv=jnp.zeros(n, dtype),
+        gram=jnp.zeros((n, n), dtype),
+        size=zeros2,
+        seen=zeros2,
+        head=zeros2,
+    )
 
 
 class RoundOut(NamedTuple):
     buffers: Buffers
     score: jax.Array  # f_t(x_t), before the update
-    loss: jax.Array   # Σ over the selected pairs of ℓ_h (hinge) or ℓ_h² (smooth), without C
+    loss: jax.Array  # Σ over the selected pairs of ℓ_h (hinge) or ℓ_h² (smooth), without C
 
 
-def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, x: jax.Array, y: jax.Array,
-               u: jax.Array, *, eta, C, n_pos: int, n_neg: int, k: int, policy: str, smooth: bool,
-               decay: bool, active: jax.Array | bool = True) -> RoundOut:
-    """One round of KOIL (004 Alg. 1–3) for the kernel ``kern(A, B) -> K``; ``u`` holds two uniforms.
+def koil_round(
+    kern: Callable[[jax.Array, jax.Array], jax.Array],
+    buf: Buffers,
+    x: jax.Array,
+    y: jax.Array,
+    u: jax.Array,
+    *,
+    eta,
+    C,
+    n_pos: int,
+    n_neg: int,
+    k: int,
+    policy: str,
+    smooth: bool,
+    decay: bool,
+    active: jax.Array | bool = True,
+) -> RoundOut:
+    """One round of KOIL (the KOIL thesis, Alg. 1–3) for the kernel ``kern(A, B) -> K``; ``u`` holds two uniforms.
 
-    ``decay=False`` gives the un-decayed update of KOIL-MKL (004 Eq. 4.2/4.3). ``active=False`` scores ``x_t``
+    ``decay=False`` gives the un-decayed update of KOIL-MKL (the thesis's Eq. 4.2/4.3). ``active=False`` scores ``x_t``
     and leaves the buffers as they were (a KOIL-MKL classifier not drawn for update), without copying them.
     """
     dtype = x.dtype
@@ -102,7 +128,7 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
     # score and valid set V_t: opposite support vectors with 1 > y (f(x_t) − f(x_i)), cut to the k most similar
     kt = kern(buf.sv, x[None, :])[:, 0]
     f = jnp.sum(jnp.where(occ, kt, 0.0) * buf.alpha)
-    margin = 1.0 - y * (f - buf.fsv)                                  # ℓ_h(f, z_t, z_i) where positive
+    margin = 1.0 - y * (f - buf.fsv)  # ℓ_h(f, z_t, z_i) where positive
     valid = occ & ~own & (margin > 0)
     n_valid = jnp.sum(valid)
     top, idx = jax.lax.top_k(jnp.where(valid, kt, -jnp.inf), k)
@@ -115,7 +141,7 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
     step = eta * C * y
     bootstrap = (size_opp == 0) | ((size_own == 0) & (n_valid == 0))
     alpha_t = jnp.where(bootstrap, step, step * jnp.sum(per_pair)).astype(dtype)
-    admit = bootstrap | (n_valid > 0)                               # α_t ≠ 0: x_t becomes a support vector
+    admit = bootstrap | (n_valid > 0)  # α_t ≠ 0: x_t becomes a support vector
     keep = (1.0 - eta) if decay else 1.0
     delta = (-step * per_pair).astype(dtype)
     alpha = (keep * buf.alpha).at[idx].add(delta)
@@ -132,34 +158,35 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
         replace = jnp.bool_(True)
         r_rel = buf.head[b]
     write = admit & (not_full | replace)
-    removed = admit & ~not_full                                      # something leaves: z_r, or x_t itself
+    removed = admit & ~not_full  # something leaves: z_r, or x_t itself
     removed_old = removed & replace
     target = offset + jnp.where(not_full, size_own, r_rel)
     at_target = slot == target
     a_rem = jnp.where(removed_old, alpha[target], alpha_t)
-    k_old = buf.gram[target]                                         # k(x_r, ·) over the old slots, if replaced
-    k_rem = jnp.where(removed_old, k_old, kt)                        # k(x_r, ·); x_r is x_t unless replaced
+    k_old = buf.gram[target]  # k(x_r, ·) over the old slots, if replaced
+    k_rem = jnp.where(removed_old, k_old, kt)  # k(x_r, ·); x_r is x_t unless replaced
 
     store = write & active
     sv = buf.sv.at[target].set(jnp.where(store, x, buf.sv[target]))
     alpha = alpha.at[target].set(jnp.where(write, alpha_t, alpha[target]))
     compensate = policy.endswith("++") & removed
     # compensation: α_r goes to the support vector of the (updated) buffer most similar to x_r (Alg. 3, l. 14–15)
-    sims = jnp.where(write & at_target, kt, k_rem)                   # k(x_r, ·) over the buffer after replacement
+    sims = jnp.where(write & at_target, kt, k_rem)  # k(x_r, ·) over the buffer after replacement
     c = jnp.argmax(jnp.where(own, sims, -jnp.inf))
     gain = jnp.where(compensate, a_rem, 0.0).astype(dtype)
     alpha = alpha.at[c].add(gain)
     kxx = kern(x[None, :], x[None, :])[0, 0]
-    kt_new = jnp.where(at_target, kxx, kt)                           # k(x_t, ·) over the new slots
+    kt_new = jnp.where(at_target, kxx, kt)  # k(x_t, ·) over the new slots
 
     # the Gram matrix of the new slots: x_t's row and column where it was written. Its other rows are read
     # after this write (reading them before would make XLA copy the whole matrix every round); they differ
     # from the old slots' only in column `target`, whose f(x_i) is redone below.
     gram_row = jnp.where(store, kt_new, k_old).astype(dtype)
     gram = buf.gram.at[target].set(gram_row).at[:, target].set(gram_row)
-    fsv = keep * buf.fsv + delta @ gram[idx]                         # the chosen pairs' weight changes
-    fsv = (fsv + jnp.where(write, alpha_t, 0.0) * kt - jnp.where(removed_old, a_rem, 0.0) * k_rem
-           + gain * gram[c])                                         # k(x_c, ·); row `target` is redone below
+    fsv = keep * buf.fsv + delta @ gram[idx]  # the chosen pairs' weight changes
+    fsv = (
+        fsv + jnp.where(write, alpha_t, 0.0) * kt - jnp.where(removed_old, a_rem, 0.0) * k_rem + gain * gram[c]
+    )  # k(x_c, ·); row `target` is redone below
 
     occ_new = occ | (write & at_target)
     f_new = jnp.sum(jnp.where(occ_new, kt_new, 0.0) * alpha)
@@ -167,13 +194,21 @@ def koil_round(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, 
     size = buf.size.at[b].add((store & not_full).astype(jnp.int32))
     head = buf.head.at[b].set(jnp.where(store & ~not_full, (buf.head[b] + 1) % cap, buf.head[b]))
     seen = buf.seen.at[b].add(jnp.where(active, 1, 0))
-    new = Buffers(sv=sv, alpha=jnp.where(active, alpha, buf.alpha).astype(dtype),
-                  fsv=jnp.where(active, fsv, buf.fsv).astype(dtype), gram=gram, size=size, seen=seen, head=head)
+    new = Buffers(
+        sv=sv,
+        alpha=jnp.where(active, alpha, buf.alpha).astype(dtype),
+        fsv=jnp.where(active, fsv, buf.fsv).astype(dtype),
+        gram=gram,
+        size=size,
+        seen=seen,
+        head=head,
+    )
     return RoundOut(new, f, loss.astype(dtype))
 
 
-def expansion(kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, X: jax.Array, n_pos: int,
-              batch: int = 256) -> jax.Array:
+def expansion(
+    kern: Callable[[jax.Array, jax.Array], jax.Array], buf: Buffers, X: jax.Array, n_pos: int, batch: int = 256
+) -> jax.Array:
     """``f(X) = Σ_i α_i k(x_i, X)`` over the occupied slots, rows of ``X`` taken ``batch`` at a time."""
     n = buf.alpha.shape[0]
     slot = jnp.arange(n)
@@ -197,19 +232,20 @@ def _check_budgets(obj, n_pos: int, n_neg: int, k: int) -> None:
 # KOIL
 # ----------------------------------------------------------------------------------------------------------
 
+
 class KOILState(NamedTuple):
-    sv: jax.Array     # (N⁺ + N⁻, d) support vectors; positive slots first
+    sv: jax.Array  # (N⁺ + N⁻, d) support vectors; positive slots first
     alpha: jax.Array  # (N⁺ + N⁻,) weights
-    fsv: jax.Array    # (N⁺ + N⁻,) f at each support vector
-    gram: jax.Array   # (N⁺ + N⁻, N⁺ + N⁻) kernel values between the slots' vectors
-    size: jax.Array   # (2,) int32 occupied slots (positive, negative)
-    seen: jax.Array   # (2,) int32 examples received per class
-    head: jax.Array   # (2,) int32 FIFO heads
-    key: jax.Array    # (2,) uint32 PRNG key data (reservoir sampling)
+    fsv: jax.Array  # (N⁺ + N⁻,) f at each support vector
+    gram: jax.Array  # (N⁺ + N⁻, N⁺ + N⁻) kernel values between the slots' vectors
+    size: jax.Array  # (2,) int32 occupied slots (positive, negative)
+    seen: jax.Array  # (2,) int32 examples received per class
+    head: jax.Array  # (2,) int32 FIFO heads
+    key: jax.Array  # (2,) uint32 PRNG key data (reservoir sampling)
 
 
 @pytree_dataclass
-class KOIL(Learner):
+class KOIL(Learner[KOILState]):
     r"""Kernelized online imbalanced learning with fixed budgets (AUC maximisation with two SV buffers).
 
     Decision function ``f(x) = Σ_{i∈I⁺} α_i k(x_i, x) + Σ_{j∈I⁻} α_j k(x_j, x)`` over a positive and a negative
@@ -217,7 +253,7 @@ class KOIL(Learner):
 
     1. score ``f_t(x_t)``; the valid set ``V_t`` is the opposite buffer's support vectors with
        ``1 > y_t (f_t(x_t) − f_t(x_i))``, cut to the ``k`` with the largest ``k(x_t, x_i)`` (ties: lower slot).
-    2. weights, non-smooth pairwise hinge (004 Eq. 3.10):
+    2. weights, non-smooth pairwise hinge (the thesis's Eq. 3.10):
 
        .. math::
 
@@ -238,7 +274,7 @@ class KOIL(Learner):
     * bootstrap: while the opposite buffer is empty, or the own buffer is empty and ``V_t`` is empty,
       ``α_t = ηC y_t`` (Eq. 3.10 alone would give ``α_t = 0`` forever);
     * an example with ``α_t = 0`` (empty ``V_t`` after the bootstrap) does not enter the buffer (support vectors
-      have non-zero weights, 004 §2), but it counts in ``N_t``;
+      have non-zero weights, the thesis's §2), but it counts in ``N_t``;
     * no bias: the code's threshold ``b`` only shifts predictions (AUC and ``V_t`` do not depend on it), and the
       online prediction is ``f_t(x_t) >= 0`` as everywhere in jcsol.
 
@@ -254,24 +290,25 @@ class KOIL(Learner):
     reproducible from ``init``'s key and runs vmap over keys.
 
     Args:
-        eta: learning rate η (0.01 in 004).
-        C: penalty C (grid ``2^[-10:10]`` in 004).
+        eta: learning rate η (0.01 in the thesis).
+        C: penalty C (grid ``2^[-10:10]`` in the thesis).
         sigma: Gaussian kernel width σ (grid ``2^[-10:10]``).
         coef0: offset ``c`` of the polynomial kernel ``(x·x' + c)^p``.
-        budget_pos, budget_neg: budgets ``N⁺``, ``N⁻`` (100 per class in 004 on real data, 50 on synthetic).
-        k: number of nearest opposite support vectors (10% of the budget in 004).
+        budget_pos, budget_neg: budgets ``N⁺``, ``N⁻`` (100 per class in the thesis on real data, 50 on synthetic).
+        k: number of nearest opposite support vectors (10% of the budget in the thesis).
         policy: ``"RS++"``, ``"FIFO++"``, ``"RS"`` or ``"FIFO"``.
         loss: ``"hinge"`` (Eq. 3.10) or ``"smooth"`` (Eq. 3.18).
         kernel: ``"gaussian"``, ``"polynomial"`` or ``"linear"``; ``degree`` for the polynomial kernel.
 
-    Reference: J. Hu, H. Yang, M. R. Lyu, I. King, A. M.-C. So, *Kernelized Online Imbalanced Learning with
-    Fixed Budgets*, AAAI 2015; J. Hu, *Kernelized Online Imbalanced Learning* (thesis, 004), Alg. 1–3.
+    Reference: J. Hu, H. Yang, I. King, M. R. Lyu, A. M.-C. So, *Kernelized Online Imbalanced Learning with
+    Fixed Budgets*, AAAI 2015; J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese
+    University of Hong Kong, Alg. 1–3.
     """
 
-    eta: Any = hyperparameter(1e-2)
-    C: Any = hyperparameter(1.0)
-    sigma: Any = hyperparameter(1.0)
-    coef0: Any = hyperparameter(0.0, positive=False)
+    eta: ArrayLike = hyperparameter(1e-2)
+    C: ArrayLike = hyperparameter(1.0)
+    sigma: ArrayLike = hyperparameter(1.0)
+    coef0: ArrayLike = hyperparameter(0.0, positive=False)
     budget_pos: int = choice(100)
     budget_neg: int = choice(100)
     k: int = choice(10)
@@ -301,10 +338,22 @@ class KOIL(Learner):
 
     def step(self, state: KOILState, ex: Example) -> tuple[KOILState, StepInfo]:
         data, u = draw(state.key, self.draw_shape, ex.x.dtype)
-        out = koil_round(self._kern, Buffers(*state[:7]), ex.x, ex.y, u, eta=self.eta, C=self.C,
-                         n_pos=self.budget_pos, n_neg=self.budget_neg, k=self.k, policy=self.policy,
-                         smooth=self.loss == "smooth", decay=True)
-        return KOILState(*out.buffers, key=data), StepInfo(score=out.score, loss=self.C * out.loss)
+        out = koil_round(
+            self._kern,
+            Buffers(*state[:7]),
+            ex.x,
+            ex.y,
+            u,
+            eta=self.eta,
+            C=self.C,
+            n_pos=self.budget_pos,
+            n_neg=self.budget_neg,
+            k=self.k,
+            policy=self.policy,
+            smooth=self.loss == "smooth",
+            decay=True,
+        )
+        return KOILState(*out.buffers, key=data), StepInfo(score=out.score, loss=jnp.asarray(self.C) * out.loss)
 
     def score(self, state: KOILState, X: jax.Array) -> jax.Array:
         """``f(X)``: the support-vector expansion of the final model on held-out rows ``X``."""
@@ -318,21 +367,22 @@ class KOIL(Learner):
 # KOIL with multiple kernels
 # ----------------------------------------------------------------------------------------------------------
 
+
 class KOILMKLState(NamedTuple):
-    sv: jax.Array     # (m, N⁺ + N⁻, d) support vectors of each kernel classifier
+    sv: jax.Array  # (m, N⁺ + N⁻, d) support vectors of each kernel classifier
     alpha: jax.Array  # (m, N⁺ + N⁻)
-    fsv: jax.Array    # (m, N⁺ + N⁻)
-    gram: jax.Array   # (m, N⁺ + N⁻, N⁺ + N⁻) each classifier's kernel values between its slots' vectors
-    size: jax.Array   # (m, 2) int32
-    seen: jax.Array   # (m, 2) int32 examples received by each classifier (only rounds it was updated)
-    head: jax.Array   # (m, 2) int32
-    w: jax.Array      # (m,) kernel weights, divided by their maximum
-    key: jax.Array    # (2,) uint32 PRNG key data
+    fsv: jax.Array  # (m, N⁺ + N⁻)
+    gram: jax.Array  # (m, N⁺ + N⁻, N⁺ + N⁻) each classifier's kernel values between its slots' vectors
+    size: jax.Array  # (m, 2) int32
+    seen: jax.Array  # (m, 2) int32 examples received by each classifier (only rounds it was updated)
+    head: jax.Array  # (m, 2) int32
+    w: jax.Array  # (m,) kernel weights, divided by their maximum
+    key: jax.Array  # (2,) uint32 PRNG key data
 
 
 @pytree_dataclass
-class KOILMKL(Learner):
-    r"""KOIL with multiple kernel learning (004 ch. 4, Alg. 4): a pool of kernel classifiers ``f_l``.
+class KOILMKL(Learner[KOILMKLState]):
+    r"""KOIL with multiple kernel learning (the KOIL thesis, ch. 4, Alg. 4): a pool of kernel classifiers ``f_l``.
 
     Each round, classifier ``l`` is updated with probability ``w_l / max_j w_j`` (Bernoulli; the one of
     largest weight always is). An updated classifier takes the *un-decayed* step (Eq. 4.2 / 4.3: Eq. 3.10 /
@@ -357,18 +407,19 @@ class KOILMKL(Learner):
     registry contract's tolerance (``tests/test_koil.py::test_mkl_grid_equals_single_runs`` checks 1e-4).
 
     Args:
-        eta: learning rate η of the kernel classifiers and of the weights (0.01 in 004 §4.4).
+        eta: learning rate η of the kernel classifiers and of the weights (0.01 in the thesis, §4.4).
         C: penalty C.
         pool: static tuple of ``(kind, parameter)``: ``("gaussian", σ)`` or ``("polynomial", degree)``; the
-            default is 004 §4.4's 3 polynomial (``(xᵀx')^p``, ``p = 1, 2, 3``) + 13 Gaussian (``σ = 2^-6…2^6``).
+            default is the thesis's (§4.4): 3 polynomial (``(xᵀx')^p``, ``p = 1, 2, 3``) + 13 Gaussian
+            (``σ = 2^-6…2^6``).
         budget_pos, budget_neg, k, policy, loss: as in :class:`KOIL` (per kernel classifier).
 
-    Reference: J. Hu, *Kernelized Online Imbalanced Learning* (thesis, 004), ch. 4, Alg. 4; after the online
-    MKL framework of Jin, Hoi, Yang, *Online multiple kernel learning*, ALT 2010.
+    Reference: J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese University of Hong Kong,
+    ch. 4, Alg. 4; after the online MKL framework of Jin, Hoi, Yang, *Online multiple kernel learning*, ALT 2010.
     """
 
-    eta: Any = hyperparameter(1e-2)
-    C: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(1e-2)
+    C: ArrayLike = hyperparameter(1.0)
     pool: tuple = choice(mkl_pool())
     budget_pos: int = choice(100)
     budget_neg: int = choice(100)
@@ -397,12 +448,12 @@ class KOILMKL(Learner):
         m = len(self.pool)
         one = empty_buffers(self.budget_pos, self.budget_neg, d, dtype)
         stacked = jax.tree.map(lambda a: jnp.broadcast_to(a, (m,) + a.shape), one)
-        return KOILMKLState(*stacked, w=jnp.ones(m, dtype), key=key_data(key))
+        return KOILMKLState(**stacked._asdict(), w=jnp.ones(m, dtype), key=key_data(key))
 
     def _scores(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
         members = pool_members(self.pool, state.sv.dtype)
         fn = lambda member, buf: expansion(lambda A, B: pool_kernel(member, A, B), buf, X, self.budget_pos)
-        return jax.vmap(fn)(members, Buffers(*state[:7]))          # (m, n)
+        return jax.vmap(fn)(members, Buffers(*state[:7]))  # (m, n)
 
     def step(self, state: KOILMKLState, ex: Example) -> tuple[KOILMKLState, StepInfo]:
         dtype = ex.x.dtype
@@ -410,9 +461,22 @@ class KOILMKL(Learner):
         members = pool_members(self.pool, dtype)
 
         def one(member, buf, u_rs, active):
-            return koil_round(lambda A, B: pool_kernel(member, A, B), buf, ex.x, ex.y, u_rs, eta=self.eta,
-                              C=self.C, n_pos=self.budget_pos, n_neg=self.budget_neg, k=self.k,
-                              policy=self.policy, smooth=self.loss == "smooth", decay=False, active=active)
+            return koil_round(
+                lambda A, B: pool_kernel(member, A, B),
+                buf,
+                ex.x,
+                ex.y,
+                u_rs,
+                eta=self.eta,
+                C=self.C,
+                n_pos=self.budget_pos,
+                n_neg=self.budget_neg,
+                k=self.k,
+                policy=self.policy,
+                smooth=self.loss == "smooth",
+                decay=False,
+                active=active,
+            )
 
         w = state.w
         chosen = u[:, 0] < w / jnp.max(w)
@@ -420,10 +484,10 @@ class KOILMKL(Learner):
         buffers = out.buffers
         q = w / jnp.sum(w)
         score = jnp.sum(q * jnp.sign(out.score))
-        w = jnp.where(chosen, w * jnp.exp(-self.eta * self.C * out.loss), w)
+        w = jnp.where(chosen, w * jnp.exp(-jnp.asarray(self.eta) * self.C * out.loss), w)
         w = (w / jnp.max(w)).astype(dtype)
         loss = jnp.sum(jnp.where(chosen, q * self.C * out.loss, 0.0))
-        return KOILMKLState(*buffers, w=w, key=data), StepInfo(score=score, loss=loss)
+        return KOILMKLState(**buffers._asdict(), w=w, key=data), StepInfo(score=score, loss=loss)
 
     def score(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
         """``F(X) = Σ_l q_l sign(f_l(X))`` of the final model on held-out rows ``X``."""
@@ -434,5 +498,17 @@ class KOILMKL(Learner):
         return "use smaller budgets, a smaller pool or fewer runs"
 
 
-__all__ = ["KOIL", "KOILState", "KOILMKL", "KOILMKLState", "POLICIES", "PAIR_LOSSES", "uniforms", "draw",
-           "key_data", "koil_round", "Buffers", "expansion"]
+__all__ = [
+    "KOIL",
+    "KOILState",
+    "KOILMKL",
+    "KOILMKLState",
+    "POLICIES",
+    "PAIR_LOSSES",
+    "uniforms",
+    "draw",
+    "key_data",
+    "koil_round",
+    "Buffers",
+    "expansion",
+]

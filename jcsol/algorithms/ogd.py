@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from ..linalg import add_scaled, dot
@@ -19,7 +20,7 @@ class OGDState(NamedTuple):
 
 
 @pytree_dataclass
-class OGD(Learner):
+class OGD(Learner[OGDState]):
     r"""Online gradient descent on the hinge or the logistic loss, step ``η/√t``.
 
     .. math::
@@ -44,7 +45,7 @@ class OGD(Learner):
     ICML 2003 (step ``η/√t``).
     """
 
-    eta: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(1.0)
     loss: str = choice("hinge", *OGD_LOSSES)
 
     sparse_steps = True
@@ -61,7 +62,7 @@ class OGD(Learner):
         t = state.t + 1
         f = dot(state.w, x)
         margin = y * f
-        eta_t = self.eta / jnp.sqrt(t.astype(state.w.dtype))
+        eta_t = jnp.asarray(self.eta) / jnp.sqrt(t.astype(state.w.dtype))
         if self.loss == "hinge":
             loss = jnp.maximum(0.0, 1.0 - margin)
             scale = jnp.where(loss > 0, 1.0, 0.0)

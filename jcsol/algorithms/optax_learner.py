@@ -1,30 +1,32 @@
 """OptaxCOG: the first-order cost-sensitive learners with any optax optimizer in place of plain gradient steps.
 
-COG (Wang, Zhao, Hoi 2012; SPEC §4) takes a step ``w ← w − λ g`` on the subgradient ``g`` of the cost-sensitive
-loss whenever that loss is positive. Replacing the step ``−λ g`` by the output of an
-``optax.GradientTransformation`` fed with the same ``g`` gives the whole first-order family: AdaGrad, Adam,
+COG (Wang, Zhao, Hoi, *Cost-Sensitive Online Classification*, ICDM 2012) takes a step ``w ← w − λ g`` on the
+subgradient ``g`` of the cost-sensitive loss whenever that loss is positive. Replacing the step ``−λ g`` by the
+output of an ``optax.GradientTransformation`` fed with the same ``g`` gives the whole first-order family: AdaGrad, Adam,
 RMSProp, momentum, learning-rate schedules, gradient clipping, … With ``optax.sgd`` it *is* COG.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from ..objective import LOSSES, cost_sensitive_loss
 
 
 class OptaxCOGState(NamedTuple):
-    w: jax.Array     # (d,) weight vector
-    opt_state: Any   # the optimizer's state (a pytree of arrays, e.g. Adam's moments and count)
+    w: jax.Array  # (d,) weight vector
+    opt_state: Any  # the optimizer's state (a pytree of arrays, e.g. Adam's moments and count)
 
 
 @pytree_dataclass
-class OptaxCOG(Learner):
+class OptaxCOG(Learner[OptaxCOGState]):
     r"""Cost-sensitive online learning with an optax optimizer.
 
     .. math::
@@ -66,7 +68,7 @@ class OptaxCOG(Learner):
     not a reproduction.
     """
 
-    eta: Any = hyperparameter(1e-2)
+    eta: ArrayLike = hyperparameter(1e-2)
     optimizer: Any = choice("sgd")
     optimizer_kwargs: Any = choice(())
     loss: str = choice("I", *LOSSES)
@@ -79,13 +81,17 @@ class OptaxCOG(Learner):
             kwargs = tuple((str(k), v) for k, v in kwargs)
             hash(kwargs)
         except (TypeError, ValueError):
-            raise ValueError(f"OptaxCOG: optimizer_kwargs must be a dict or (name, value) pairs of hashable values, "
-                             f"got {self.optimizer_kwargs!r}") from None
+            raise ValueError(
+                f"OptaxCOG: optimizer_kwargs must be a dict or (name, value) pairs of hashable values, "
+                f"got {self.optimizer_kwargs!r}"
+            ) from None
         object.__setattr__(self, "optimizer_kwargs", kwargs)
         if isinstance(self.optimizer, str):
             if not callable(getattr(optax, self.optimizer, None)):
-                raise ValueError(f"OptaxCOG: optax has no optimizer {self.optimizer!r}; pass a name such as 'sgd', "
-                                 "'adagrad', 'adam', or a factory eta -> optax.GradientTransformation")
+                raise ValueError(
+                    f"OptaxCOG: optax has no optimizer {self.optimizer!r}; pass a name such as 'sgd', "
+                    "'adagrad', 'adam', or a factory eta -> optax.GradientTransformation"
+                )
         elif not callable(self.optimizer):
             raise ValueError(f"OptaxCOG: optimizer must be an optax alias name or a callable, got {self.optimizer!r}")
         super().__post_init__()
@@ -98,7 +104,8 @@ class OptaxCOG(Learner):
     def transformation(self) -> optax.GradientTransformation:
         """The optax transformation of this learner, built with its (possibly traced) learning rate ``eta``."""
         factory: Callable[..., optax.GradientTransformation] = (
-            getattr(optax, self.optimizer) if isinstance(self.optimizer, str) else self.optimizer)
+            getattr(optax, self.optimizer) if isinstance(self.optimizer, str) else self.optimizer
+        )
         return factory(self.eta, **dict(self.optimizer_kwargs))
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> OptaxCOGState:
@@ -112,6 +119,7 @@ class OptaxCOG(Learner):
         updates, opt_state = self.transformation().update(g, state.opt_state, state.w)
         active = loss > 0
         w = jnp.where(active, optax.apply_updates(state.w, updates), state.w)
-        opt_state = jax.tree.map(lambda new, old: jnp.where(active, new, old).astype(old.dtype),
-                                 opt_state, state.opt_state)
+        opt_state = jax.tree.map(
+            lambda new, old: jnp.where(active, new, old).astype(old.dtype), opt_state, state.opt_state
+        )
         return OptaxCOGState(w=w, opt_state=opt_state), StepInfo(score=f, loss=loss)

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, hyperparameter, pytree_dataclass
 from ..linalg import Vector, add_scaled, dot, squared_norm
@@ -35,7 +36,7 @@ def _pa_update(w: jax.Array, x: Vector, y: jax.Array, loss: jax.Array, variant: 
     return add_scaled(w, tau * y, x)
 
 
-class _PABase(Learner):
+class _PABase(Learner[PAState]):
     sparse_steps = True  # O(nnz) per step on jcsol.SparseRows
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PAState:
@@ -76,13 +77,13 @@ class PA1(_PABase):
     (JMLR 2006, §3 and Fig. 1). The reported loss is ``ℓ_t``.
 
     Args:
-        C: aggressiveness (> 0), 1 by default (LIBOL); the cost-sensitive papers use ``C = 10`` (001) or
-            select it from ``{10^-5, …, 10^5}`` (003).
+        C: aggressiveness (> 0), 1 by default (LIBOL); the cost-sensitive papers use ``C = 10`` (Wang, Zhao,
+            Hoi, ICDM 2012) or select it from ``{10^-5, …, 10^5}`` (Zhao et al., TKDE 2019).
 
     Reference: K. Crammer et al., *Online Passive-Aggressive Algorithms*, JMLR 7, 2006.
     """
 
-    C: Any = hyperparameter(1.0)
+    C: ArrayLike = hyperparameter(1.0)
 
     @property
     def name(self) -> str:
@@ -111,7 +112,7 @@ class PA2(_PABase):
     Reference: K. Crammer et al., *Online Passive-Aggressive Algorithms*, JMLR 7, 2006.
     """
 
-    C: Any = hyperparameter(1.0)
+    C: ArrayLike = hyperparameter(1.0)
 
     @property
     def name(self) -> str:
@@ -141,14 +142,15 @@ class CPAPB(_PABase):
     The reported loss is ``ℓ_t``.
 
     Args:
-        C: aggressiveness (> 0), 1 by default (LIBOL's PA-I default); 001 uses ``C = 10``.
+        C: aggressiveness (> 0), 1 by default (LIBOL's PA-I default); Wang, Zhao, Hoi (ICDM 2012)
+            use ``C = 10``.
 
     Reference: K. Crammer et al., *Online Passive-Aggressive Algorithms*, JMLR 7, 2006, §7 (cost-sensitive
     multiclass, prediction-based); used as a cost-sensitive baseline by Wang, Zhao, Hoi (ICDM 2012) with
     ``ρ(−1, 1) = 1``, ``ρ(1, −1) = ρ``.
     """
 
-    C: Any = hyperparameter(1.0)
+    C: ArrayLike = hyperparameter(1.0)
 
     @property
     def name(self) -> str:

@@ -17,7 +17,7 @@ class PAUMState(NamedTuple):
 
 
 @pytree_dataclass
-class PAUM(Learner):
+class PAUM(Learner[PAUMState]):
     r"""Perceptron with uneven margins: a perceptron step whenever the margin is at most the class's margin.
 
     .. math::
@@ -25,12 +25,12 @@ class PAUM(Learner):
         f_t = w_t \cdot x_t, \qquad w_{t+1} = w_t + y_t x_t \quad \text{if } y_t f_t \le \tau_{y_t},
         \qquad w_1 = 0,
 
-    with ``τ_{+1} = ρ`` and ``τ_{−1} = 1`` as in the cost-sensitive papers (001 §5, 003 §4.1: "the uneven
-    margin was set to ρ"), i.e. ``τ_{y_t} = ρ_t``, the example weight the engine computes from the objective
-    (:class:`jcsol.Sum`: ``ρ = α_p T_n/(α_n T_p)``; :class:`jcsol.Cost`: ``c_p/c_n``). There is no bias term
-    and no learning rate (the original algorithm's ``η`` only rescales ``w`` against fixed margins, and the
-    papers use ``η = 1``). The reported loss is ``max(0, τ_{y_t} − y_t f_t)``. On :class:`jcsol.SparseRows` a
-    step costs O(nnz).
+    with ``τ_{+1} = ρ`` and ``τ_{−1} = 1`` as in the cost-sensitive papers (Wang, Zhao, Hoi, ICDM 2012, §5;
+    Zhao et al., TKDE 2019, §4.1: "the uneven margin was set to ρ"), i.e. ``τ_{y_t} = ρ_t``, the example weight
+    the engine computes from the objective (:class:`jcsol.Sum`: ``ρ = α_p T_n/(α_n T_p)``; :class:`jcsol.Cost`:
+    ``c_p/c_n``). There is no bias term and no learning rate (the original algorithm's ``η`` only rescales ``w``
+    against fixed margins, and the papers use ``η = 1``). The reported loss is ``max(0, τ_{y_t} − y_t f_t)``.
+    On :class:`jcsol.SparseRows` a step costs O(nnz).
 
     Reference: Y. Li, H. Zaragoza, R. Herbrich, J. Shawe-Taylor, J. Kandola, *The Perceptron Algorithm with
     Uneven Margins*, ICML 2002, Alg. 1 (PAUM(τ₋₁, τ₊₁)).

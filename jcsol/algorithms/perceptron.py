@@ -16,7 +16,7 @@ class PerceptronState(NamedTuple):
 
 
 @pytree_dataclass
-class Perceptron(Learner):
+class Perceptron(Learner[PerceptronState]):
     r"""The Perceptron: add the example to the weights on every mistake.
 
     .. math::

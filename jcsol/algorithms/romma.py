@@ -45,11 +45,11 @@ def _romma_step(w: jax.Array, ex: Example, aggressive: bool) -> tuple[jax.Array,
 
 
 @pytree_dataclass
-class ROMMA(Learner):
+class ROMMA(Learner[ROMMAState]):
     r"""ROMMA: the smallest-norm weights satisfying the last constraint and a relaxation of all earlier ones.
 
-    On a round with ``y_t f_t <= 0`` (SPEC §5: a score of exactly 0 counts as a margin violation, so
-    the first example always updates), ``w_{t+1}`` is the minimum-norm ``w`` with ``w·w_t >= ‖w_t‖²``
+    On a round with ``y_t f_t <= 0`` (a score of exactly 0 counts as a margin violation, as in every
+    jcsol learner, so the first example always updates), ``w_{t+1}`` is the minimum-norm ``w`` with ``w·w_t >= ‖w_t‖²``
     and ``y_t w·x_t >= 1``, whose closed form (Li & Long 2002, §3) is
 
     .. math::
@@ -84,7 +84,7 @@ class ROMMA(Learner):
 
 
 @pytree_dataclass
-class AROMMA(Learner):
+class AROMMA(Learner[ROMMAState]):
     r"""Aggressive ROMMA: the ROMMA update of :class:`ROMMA` on every round with ``y_t f_t < 1``.
 
     .. math::

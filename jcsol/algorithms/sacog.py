@@ -1,5 +1,6 @@
 """SACOG: sketched adaptive-regularized cost-sensitive online gradient descent, with Oja's sketch (dense,
-003 Alg. 2–3) and its sparse version (003 Alg. 4–6), after Luo, Agarwal, Cesa-Bianchi, Langford, *Efficient
+Alg. 2–3 of Zhao, Zhang, Wu, Hoi, Tan, Huang, *Adaptive Cost-Sensitive Online Classification*, IEEE TKDE 2019)
+and its sparse version (that paper's Alg. 4–6), after Luo, Agarwal, Cesa-Bianchi, Langford, *Efficient
 Second Order Online Learning by Sketching*, NIPS 2016 (Oja's sketch and its sparse form).
 
 Both learners keep a rank-``m`` sketch of the to-sketch vectors ``x̂_t = x_t/√γ``: eigenvalue estimates ``Λ``
@@ -7,13 +8,13 @@ Both learners keep a rank-``m`` sketch of the to-sketch vectors ``x̂_t = x_t/�
 ``Σ_{t+1} = I − Sᵀ H S`` with ``S = (tΛ)^{1/2} V`` and ``H = (I + S Sᵀ)^{-1} = diag(1/(1 + tΛ_ii))``:
 
 * :class:`SACOG` stores ``V`` and ``μ`` explicitly: O(m²d) per round (a QR of ``m`` vectors of size ``d``).
-* :class:`SparseSACOG` stores ``V = F Z`` and ``μ = w + Zᵀ b`` so that every change of a ``d``-sized array is
+* :class:`SSACOG` stores ``V = F Z`` and ``μ = w + Zᵀ b`` so that every change of a ``d``-sized array is
   a rank-one update supported on the row's non-zeros: O(m³ + m·nnz(x)) per round, nothing of size ``d``
   touched but the row's entries. Both give the same predictions up to rounding.
 
 Layout: the ``m × d`` matrices are stored transposed, as ``(d, m)`` arrays (``vt = Vᵀ``, ``zt = Zᵀ``), so
 that the ``m`` entries of one coordinate are contiguous and a sparse row gathers/scatters ``nnz`` short rows.
-:meth:`SACOG.sketch` and :meth:`SparseSACOG.sketch` return ``(V, Λ)`` of a state in the paper's orientation.
+:meth:`SACOG.sketch` and :meth:`SSACOG.sketch` return ``(V, Λ)`` of a state in the paper's orientation.
 """
 
 from __future__ import annotations
@@ -23,15 +24,16 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
 from ..linalg import SparseVector, Vector, add_scaled, densify, dot, one_matrix_at_a_time, squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
-
 # ----------------------------------------------------------------------------------------------------------
 # shared pieces
 # ----------------------------------------------------------------------------------------------------------
+
 
 def initial_directions(key: jax.Array, d: int, m: int, dtype: Any = jnp.float32) -> jax.Array:
     """``V_0ᵀ`` (``d × m``): the Gram–Schmidt orthonormalisation of a pseudo-random ``d × m`` matrix.
@@ -41,7 +43,7 @@ def initial_directions(key: jax.Array, d: int, m: int, dtype: Any = jnp.float32)
     and cheap to compile (``jax.random``'s threefry costs seconds of compilation on CPU, for every shape).
     Its columns are in general position, which is all Oja's iteration needs; orthonormalised with
     :func:`gram_schmidt` in ``dtype``, so the directions are orthonormal to the rounding of ``dtype`` (which
-    :class:`SparseSACOG`, starting from ``F = K = I``, relies on). A random start (as Vowpal Wabbit's
+    :class:`SSACOG`, starting from ``F = K = I``, relies on). A random start (as Vowpal Wabbit's
     ``--OjaNewton`` default ``random_init``) rather than the first ``m`` coordinate axes: Oja's iteration
     cannot leave an initial subspace orthogonal to the data, and sparse rows often miss the first axes.
     """
@@ -78,7 +80,7 @@ def gram_schmidt(a: jax.Array) -> tuple[jax.Array, jax.Array]:
     Computed by Householder QR (LAPACK, backward stable: ``Q`` orthonormal to rounding whatever the
     conditioning of ``a``), with the signs fixed so that ``R`` has a non-negative diagonal — which makes the
     factorisation the unique one that Gram–Schmidt produces: column ``i`` of ``Q`` spans, with the columns
-    before it, the first ``i`` columns of ``a`` (the order-dependent basis of 003 Alg. 6).
+    before it, the first ``i`` columns of ``a`` (the order-dependent basis of the ACOG paper's Alg. 6).
     """
     q, r = _qr(a)
     sign = jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1))
@@ -101,10 +103,10 @@ def cholesky_of_identity_plus_rank_one(kappa: jax.Array, v: jax.Array) -> jax.Ar
     lower = jnp.eye(m, dtype=v.dtype)
     x = jnp.sqrt(kappa) * v
     for k in range(m):
-        r = jnp.sqrt(1.0 + x[k] * x[k])      # L_kk is still 1 here: cos = r, sin = x_k (unnormalised)
-        column = (lower[k + 1:, k] + x[k] * x[k + 1:]) / r
-        lower = lower.at[k, k].set(r).at[k + 1:, k].set(column)
-        x = x.at[k + 1:].set(r * x[k + 1:] - x[k] * column)
+        r = jnp.sqrt(1.0 + x[k] * x[k])  # L_kk is still 1 here: cos = r, sin = x_k (unnormalised)
+        column = (lower[k + 1 :, k] + x[k] * x[k + 1 :]) / r
+        lower = lower.at[k, k].set(r).at[k + 1 :, k].set(column)
+        x = x.at[k + 1 :].set(r * x[k + 1 :] - x[k] * column)
     return lower
 
 
@@ -125,17 +127,18 @@ def _check_options(learner) -> None:
 # SACOG (dense Oja sketch)
 # ----------------------------------------------------------------------------------------------------------
 
+
 class SACOGState(NamedTuple):
-    mu: jax.Array    # (d,) mean: the linear predictor
-    vt: jax.Array    # (d, m) Vᵀ: the sketch directions, orthonormal columns
-    lam: jax.Array   # (m,) Λ: the eigenvalue estimates
-    t: jax.Array     # () int32: rounds seen by the sketch
+    mu: jax.Array  # (d,) mean: the linear predictor
+    vt: jax.Array  # (d, m) Vᵀ: the sketch directions, orthonormal columns
+    lam: jax.Array  # (m,) Λ: the eigenvalue estimates
+    t: jax.Array  # () int32: rounds seen by the sketch
     grad: jax.Array  # (d, m) Oja's accumulated step of the current block (sketch_every > 1), else (0, m)
 
 
 @pytree_dataclass
-class SACOG(Learner):
-    r"""SACOG-I/II: ACOG with the covariance approximated by Oja's sketch of size ``m`` (003 Alg. 2–3).
+class SACOG(Learner[SACOGState]):
+    r"""SACOG-I/II: ACOG with the covariance approximated by Oja's sketch of size ``m`` (the ACOG paper's Alg. 2–3).
 
     Round ``t`` (``μ_1 = 0``): score ``f_t = μ_t · x_t``; then, on **every** round and before the loss test,
     the sketch update of Alg. 3 with the to-sketch vector ``x̂_t = x_t/√γ`` and ``Γ_t = I/t``:
@@ -147,12 +150,13 @@ class SACOG(Learner):
 
         S_t = (t\Lambda_t)^{1/2} V_t, \qquad H_t = \operatorname{diag}\Big(\frac{1}{1 + t\Lambda_{t,ii}}\Big),
 
-    and, when the cost-sensitive loss ``ℓ_t(μ_t)`` is positive (003 Eq. 10),
+    and, when the cost-sensitive loss ``ℓ_t(μ_t)`` is positive (the ACOG paper's Eq. 10),
 
     .. math::
 
         \mu_{t+1} = \mu_t - \eta\,(g_t - S_t^\top H_t S_t g_t)
-                  = \mu_t + \eta\, c\, y_t \big(x_t - V_t^\top \operatorname{diag}\big(\tfrac{t\Lambda}{1+t\Lambda}\big) V_t x_t\big),
+                  = \mu_t + \eta\, c\, y_t \big(x_t
+                    - V_t^\top \operatorname{diag}\big(\tfrac{t\Lambda}{1+t\Lambda}\big) V_t x_t\big),
 
     i.e. ``μ ← μ − η Σ_{t+1} g`` with ``Σ_{t+1} = I − Sᵀ H S`` (Woodbury of ``Σ^{-1} = I + SᵀS``). The loss and
     ``g_t = −c y x`` are those of :func:`jcsol.objective.cost_sensitive_loss` (I: ``c = 1``; II: ``c = ρ_t``).
@@ -163,21 +167,21 @@ class SACOG(Learner):
       the run's key (:func:`initial_directions`): reproducible, different for every permutation, the same
       for every point of a grid; ``Λ_0 = 0``, ``t_0 = 0``.
     * ``orth``: Gram–Schmidt of the rows in order (a QR with non-negative ``diag R``), the orthonormalisation
-      that :class:`SparseSACOG`'s ``Decompose`` performs, so both learners follow the same sketch.
-    * ``sketch_every = k > 1`` (the paper's "update the sketch every m rounds", 003 §3.1 remark, as Vowpal
+      that :class:`SSACOG`'s ``Decompose`` performs, so both learners follow the same sketch.
+    * ``sketch_every = k > 1`` (the ACOG paper's §3.1 remark, "update the sketch every m rounds", as Vowpal
       Wabbit's ``--epoch_size``): ``Λ`` is still updated every round, Oja's step ``Γ_t V x̂_t x̂_tᵀ`` is
       accumulated with ``V`` frozen, and ``V ← orth(V + Σ_block Γ_s V x̂_s x̂_sᵀ)`` on the rounds ``t ≡ 0 (mod
       k)``; ``k = 1`` is Alg. 3 exactly. The orthonormalisation is a ``lax.cond``: it saves its O(m²d) on
       the other rounds only where the step is not vmapped — under :func:`jcsol.run` (which vmaps over runs)
       the predicate is batched and both branches run, so the option changes the results, not the time.
 
-    Cost O(m²d) time and O(md) memory per round and run; :class:`SparseSACOG` is O(m³ + m·nnz).
+    Cost O(m²d) time and O(md) memory per round and run; :class:`SSACOG` is O(m³ + m·nnz).
 
     Args:
         eta: learning rate η (> 0).
         gamma: regularisation γ (> 0), 1 in the papers.
         loss: ``"I"`` or ``"II"``.
-        m: sketch size (static; 5 in 003 §4.5).
+        m: sketch size (static; 5 in the ACOG paper's §4.5).
         sketch_every: orthonormalise the sketch every this many rounds (static; 1 = every round, Alg. 3).
 
     Reference: P. Zhao, Y. Zhang, M. Wu, S. C. H. Hoi, M. Tan, J. Huang, *Adaptive Cost-Sensitive Online
@@ -185,8 +189,8 @@ class SACOG(Learner):
     N. Cesa-Bianchi, J. Langford, *Efficient Second Order Online Learning by Sketching*, NIPS 2016.
     """
 
-    eta: Any = hyperparameter(1e-2)
-    gamma: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(1e-2)
+    gamma: ArrayLike = hyperparameter(1.0)
     loss: str = choice("I", *LOSSES)
     m: int = choice(5)
     sketch_every: int = choice(1)
@@ -205,13 +209,14 @@ class SACOG(Learner):
         return f"SACOG-{self.loss}" + (f"-every{self.sketch_every}" if self.sketch_every > 1 else "")
 
     def too_large_hint(self) -> str:
-        return "use SparseSACOG (O(m·nnz) time per round) or fewer runs"
+        return "use SSACOG (O(m·nnz) time per round) or fewer runs"
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> SACOGState:
         vt = initial_directions(key, d, self.m, dtype)
         grad = jnp.zeros((d if self.sketch_every > 1 else 0, self.m), dtype)
-        return SACOGState(mu=jnp.zeros(d, dtype), vt=vt, lam=jnp.zeros(self.m, dtype),
-                          t=jnp.zeros((), jnp.int32), grad=grad)
+        return SACOGState(
+            mu=jnp.zeros(d, dtype), vt=vt, lam=jnp.zeros(self.m, dtype), t=jnp.zeros((), jnp.int32), grad=grad
+        )
 
     def sketch(self, state: SACOGState) -> tuple[jax.Array, jax.Array]:
         """``(V, Λ)``: the ``m × d`` sketch directions (orthonormal rows) and the eigenvalue estimates."""
@@ -227,18 +232,22 @@ class SACOG(Learner):
 
         # Oja's sketch (Alg. 3), every round, before the loss test
         t = state.t + 1
-        rate = 1.0 / t.astype(dtype)                     # Γ_t = I/t
-        x_hat = x / jnp.sqrt(self.gamma).astype(dtype)   # to-sketch vector
-        p = x_hat @ vt                                   # V_{t-1} x̂
+        rate = 1.0 / t.astype(dtype)  # Γ_t = I/t
+        x_hat = x / jnp.sqrt(self.gamma).astype(dtype)  # to-sketch vector
+        p = x_hat @ vt  # V_{t-1} x̂
         lam = (1.0 - rate) * lam + rate * p * p
-        oja = rate * jnp.outer(x_hat, p)                 # (Γ_t V x̂ x̂ᵀ)ᵀ
+        oja = rate * jnp.outer(x_hat, p)  # (Γ_t V x̂ x̂ᵀ)ᵀ
         if self.sketch_every == 1:
             vt, grad = orthonormal_columns(vt + oja), state.grad
         else:
             grad = state.grad + oja
-            vt, grad = jax.lax.cond(t % self.sketch_every == 0,
-                                    lambda v, g: (orthonormal_columns(v + g), jnp.zeros_like(g)),
-                                    lambda v, g: (v, g), vt, grad)
+            vt, grad = jax.lax.cond(
+                t % self.sketch_every == 0,
+                lambda v, g: (orthonormal_columns(v + g), jnp.zeros_like(g)),
+                lambda v, g: (v, g),
+                vt,
+                grad,
+            )
 
         # μ ← μ − η (I − Sᵀ H S) g,  Sᵀ H S = Vᵀ diag(tΛ/(1+tΛ)) V
         t_lam = t.astype(dtype) * lam
@@ -252,13 +261,14 @@ class SACOG(Learner):
 # Sparse SACOG (sparse Oja sketch)
 # ----------------------------------------------------------------------------------------------------------
 
-class SparseSACOGState(NamedTuple):
-    w: jax.Array    # (d,) w: μ = w + Zᵀ b
-    b: jax.Array    # (m,) b: the weights on the rows of Z
-    zt: jax.Array   # (d, m) Zᵀ
-    f: jax.Array    # (m, m) F: V = F Z
+
+class SSACOGState(NamedTuple):
+    w: jax.Array  # (d,) w: μ = w + Zᵀ b
+    b: jax.Array  # (m,) b: the weights on the rows of Z
+    zt: jax.Array  # (d, m) Zᵀ
+    f: jax.Array  # (m, m) F: V = F Z
     lam: jax.Array  # (m,) Λ
-    t: jax.Array    # () int32: rounds seen by the sketch
+    t: jax.Array  # () int32: rounds seen by the sketch
 
 
 def _rows_of(zt: jax.Array, x: Vector) -> tuple[jax.Array, jax.Array]:
@@ -276,8 +286,8 @@ def _add_outer(zt: jax.Array, x: Vector, coef: jax.Array, delta: jax.Array) -> j
 
 
 @pytree_dataclass
-class SparseSACOG(Learner):
-    r"""Sparse SACOG-I/II (SSACOG in 003 §4.5): SACOG at O(m³ + m·nnz(x)) per round (003 Alg. 4–6).
+class SSACOG(Learner[SSACOGState]):
+    r"""Sparse SACOG-I/II (SSACOG in the ACOG paper's §4.5): SACOG at O(m³ + m·nnz(x)) per round (its Alg. 4–6).
 
     The sketch directions are kept as ``V = F Z`` (``F`` ``m × m``, ``Z`` ``m × d``) and the mean as
     ``μ = w + Zᵀ b``. With ``p = Z_{t-1} x̂_t`` (``x̂ = x/√γ``) and ``v = F p = V_{t-1} x̂``, on **every** round
@@ -293,8 +303,8 @@ class SparseSACOG(Learner):
 
     ``Decompose`` (Alg. 6) being Gram–Schmidt of the rows of ``F`` under ``⟨a, b⟩ = aᵀ K b``, ``K = Z Zᵀ``:
     ``F ← L^{-1} F`` with ``L`` lower triangular and ``L Lᵀ = F K Fᵀ``; this makes ``F Z`` the Gram–Schmidt
-    orthonormalisation of ``V_{t-1} + \tfrac1t V_{t-1} x̂ x̂ᵀ``: the ``V_t`` of :class:`SACOG`. Then (003
-    Eqs. 14–15, Alg. 4), with ``h = tΛ/(1 + tΛ)`` and the *new* ``F, Z``:
+    orthonormalisation of ``V_{t-1} + \tfrac1t V_{t-1} x̂ x̂ᵀ``: the ``V_t`` of :class:`SACOG`. Then (the ACOG
+    paper's Eqs. 14–15, Alg. 4), with ``h = tΛ/(1 + tΛ)`` and the *new* ``F, Z``:
 
     .. math::
 
@@ -341,15 +351,15 @@ class SparseSACOG(Learner):
         eta: learning rate η (> 0).
         gamma: regularisation γ (> 0), 1 in the papers.
         loss: ``"I"`` or ``"II"``.
-        m: sketch size (static; 5 in 003 §4.5).
+        m: sketch size (static; 5 in the ACOG paper's §4.5).
 
     Reference: P. Zhao, Y. Zhang, M. Wu, S. C. H. Hoi, M. Tan, J. Huang, *Adaptive Cost-Sensitive Online
     Classification*, IEEE TKDE, §3.2, Alg. 4 (sparse SACOG), Alg. 5 (sparse Oja's sketch), Alg. 6
     (Decompose); H. Luo et al., NIPS 2016 (sparse Oja's sketch).
     """
 
-    eta: Any = hyperparameter(1e-2)
-    gamma: Any = hyperparameter(1.0)
+    eta: ArrayLike = hyperparameter(1e-2)
+    gamma: ArrayLike = hyperparameter(1.0)
     loss: str = choice("I", *LOSSES)
     m: int = choice(5)
 
@@ -363,52 +373,57 @@ class SparseSACOG(Learner):
     def name(self) -> str:
         return f"SSACOG-{self.loss}"
 
-    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> SparseSACOGState:
-        return SparseSACOGState(w=jnp.zeros(d, dtype), b=jnp.zeros(self.m, dtype),
-                                zt=initial_directions(key, d, self.m, dtype), f=jnp.eye(self.m, dtype=dtype),
-                                lam=jnp.zeros(self.m, dtype), t=jnp.zeros((), jnp.int32))
+    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> SSACOGState:
+        return SSACOGState(
+            w=jnp.zeros(d, dtype),
+            b=jnp.zeros(self.m, dtype),
+            zt=initial_directions(key, d, self.m, dtype),
+            f=jnp.eye(self.m, dtype=dtype),
+            lam=jnp.zeros(self.m, dtype),
+            t=jnp.zeros((), jnp.int32),
+        )
 
-    def weights(self, state: SparseSACOGState) -> jax.Array:
+    def weights(self, state: SSACOGState) -> jax.Array:
         """The mean ``μ = w + Zᵀ b`` (O(md))."""
         return state.w + state.zt @ state.b
 
-    def gram(self, state: SparseSACOGState) -> jax.Array:
+    def gram(self, state: SSACOGState) -> jax.Array:
         """The paper's Gram matrix ``K = Z Zᵀ`` (O(m²d); the step does not need it)."""
         return state.zt.T @ state.zt
 
-    def sketch(self, state: SparseSACOGState) -> tuple[jax.Array, jax.Array]:
+    def sketch(self, state: SSACOGState) -> tuple[jax.Array, jax.Array]:
         """``(V, Λ)`` with ``V = F Z`` (O(m²d)): the ``m × d`` sketch directions, and ``Λ``."""
         return state.f @ state.zt.T, state.lam
 
-    def step(self, state: SparseSACOGState, ex: Example) -> tuple[SparseSACOGState, StepInfo]:
+    def step(self, state: SSACOGState, ex: Example) -> tuple[SSACOGState, StepInfo]:
         w, b, zt, f_mat, lam = state.w, state.b, state.zt, state.f, state.lam
         dtype = w.dtype
         x = ex.x
-        s = 1.0 / jnp.sqrt(self.gamma).astype(dtype)     # x̂ = s·x
+        s = 1.0 / jnp.sqrt(self.gamma).astype(dtype)  # x̂ = s·x
         rows, values = _rows_of(zt, x)
-        zx = values @ rows                               # Z_{t-1} x: O(m·nnz)
-        score = dot(w, x) + b @ zx                       # μ_t·x = w·x + b·(Z x)
+        zx = values @ rows  # Z_{t-1} x: O(m·nnz)
+        score = dot(w, x) + b @ zx  # μ_t·x = w·x + b·(Z x)
         loss, c = cost_sensitive_loss(self.loss, ex.y * score, ex.rho)
         update = (loss > 0).astype(dtype)
 
         # sparse Oja's sketch (Alg. 5), every round, before the loss test
         t = state.t + 1
-        rate = 1.0 / t.astype(dtype)                     # Γ_t = I/t
+        rate = 1.0 / t.astype(dtype)  # Γ_t = I/t
         norm2_x = squared_norm(x)
-        p = s * zx                                       # Z x̂
-        v = f_mat @ p                                    # V_{t-1} x̂
+        p = s * zx  # Z x̂
+        v = f_mat @ p  # V_{t-1} x̂
         lam = (1.0 - rate) * lam + rate * v * v
-        delta = rate * p                                 # F^{-1} Γ_t F Z x̂ = Z x̂ / t
-        kappa = rate * (2.0 + rate * s * s * norm2_x)    # K_t = K + κ p pᵀ  (Eq. 18 with δ = p/t)
+        delta = rate * p  # F^{-1} Γ_t F Z x̂ = Z x̂ / t
+        kappa = rate * (2.0 + rate * s * s * norm2_x)  # K_t = K + κ p pᵀ  (Eq. 18 with δ = p/t)
         lower = cholesky_of_identity_plus_rank_one(kappa, v)  # L Lᵀ = F K_t Fᵀ = I + κ v vᵀ
-        f_mat = forward_substitution(lower, f_mat)      # Decompose(F, K_t): F ← L^{-1} F
-        zt = _add_outer(zt, x, s, delta)                 # Z ← Z + δ x̂ᵀ: O(m·nnz)
+        f_mat = forward_substitution(lower, f_mat)  # Decompose(F, K_t): F ← L^{-1} F
+        zt = _add_outer(zt, x, s, delta)  # Z ← Z + δ x̂ᵀ: O(m·nnz)
 
         # mean (Alg. 4, Eqs. 14–15): w ← w − η g − x̂ δᵀ b (the correction on every round), b ← b + η Fᵀ h F Z g
         t_lam = t.astype(dtype) * lam
         shrink = t_lam / (1.0 + t_lam)
-        gain = update * self.eta * c * ex.y              # −η g = gain·x
-        zx = zx + delta * (s * norm2_x)                  # Z_t x = Z_{t-1} x + δ (x̂·x)
-        w = add_scaled(w, gain - s * (delta @ b), x)     # O(nnz)
+        gain = update * self.eta * c * ex.y  # −η g = gain·x
+        zx = zx + delta * (s * norm2_x)  # Z_t x = Z_{t-1} x + δ (x̂·x)
+        w = add_scaled(w, gain - s * (delta @ b), x)  # O(nnz)
         b = b - gain * (f_mat.T @ (shrink * (f_mat @ zx)))
-        return SparseSACOGState(w=w, b=b, zt=zt, f=f_mat, lam=lam, t=t), StepInfo(score=score, loss=loss)
+        return SSACOGState(w=w, b=b, zt=zt, f=f_mat, lam=lam, t=t), StepInfo(score=score, loss=loss)

@@ -7,6 +7,12 @@ The shipped sets (``data/``, provenance in ``data/PROVENANCE.md``) load by name:
 
 Label encodings map to ±1 (+1 the rare class) as follows: ``{-1, +1}`` as is; ``{0, 1}`` and ``{1, 2}`` with
 ``1 → +1``; any other set of labels needs ``positive=``, which picks the +1 class (or classes) against the rest.
+
+The papers' larger sets are read from a data folder, given as an argument or by ``JCSOL_DATA``
+(:func:`data_dir`; jcsol looks nowhere else): :func:`load_dataset` the LIBSVM sets of the cost-sensitive
+papers' tables (:mod:`jcsol.datasets.papers`), :func:`load_koil` the KOIL authors' files and
+:func:`koil_synthetic` the KOIL synthetic sets (:mod:`jcsol.datasets.koil`). :func:`fetch` downloads LIBSVM
+sets into a cache.
 """
 
 from __future__ import annotations
@@ -14,19 +20,42 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from pathlib import Path
 import zlib
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, overload
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..stream import SparseRows, check_features
 from . import synthetic
 from .libsvm import check_n_features, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
 
-__all__ = ["load", "data_dir", "read_libsvm", "iter_libsvm_blocks", "binarize", "l2_normalize", "RowStore", "RowStoreError",
-           "SHIPPED", "Shipped", "SparseRows", "fetch"]
+__all__ = [
+    "load",
+    "data_dir",
+    "read_libsvm",
+    "iter_libsvm_blocks",
+    "binarize",
+    "l2_normalize",
+    "RowStore",
+    "RowStoreError",
+    "SHIPPED",
+    "Shipped",
+    "SparseRows",
+    "fetch",
+    "load_dataset",
+    "DATASETS",
+    "DataMissing",
+    "load_koil",
+    "koil_synthetic",
+    "synthetic",
+    "SYNTHETIC",
+    "minmax_scale",
+]
 
 
 @dataclass(frozen=True)
@@ -40,14 +69,30 @@ class Shipped:
 
 
 SHIPPED: dict[str, Shipped] = {
-    "german": Shipped("german.numer.gz", "69ffe0c4ba0bd91f936986d7c070dfca7e22064bbd5ab8e1fb925d6c86024ec8", 24,
-                      "Statlog German credit, LIBSVM german.numer (unscaled), 1000 × 24, bad credit = +1 (300)"),
-    "australian": Shipped("australian.gz", "a3b5960775ac0eff78b579ab43affd73b848bef6f59d1cc972fc60188f0fb6ba", 14,
-                          "Statlog Australian credit, LIBSVM australian (unscaled), 690 × 14, +1: 307"),
-    "svmguide3": Shipped("svmguide3.gz", "c01ba3d6a58d6c2a6008d2e544755c14db1437766babc8ff79689cf0762e84ca", 21,
-                         "LIBSVM svmguide3 (LIBOL's copy), 1243 × 21, +1: 296"),
-    "spambase": Shipped("spambase.gz", "3559e4910f61c97c9855848dc35fe2e7bc91e2c54a373bbaf68d9929deb30f9a", 57,
-                        "UCI Spambase, 4601 × 57, spam = +1 (1813)"),
+    "german": Shipped(
+        "german.numer.gz",
+        "69ffe0c4ba0bd91f936986d7c070dfca7e22064bbd5ab8e1fb925d6c86024ec8",
+        24,
+        "Statlog German credit, LIBSVM german.numer (unscaled), 1000 × 24, bad credit = +1 (300)",
+    ),
+    "australian": Shipped(
+        "australian.gz",
+        "a3b5960775ac0eff78b579ab43affd73b848bef6f59d1cc972fc60188f0fb6ba",
+        14,
+        "Statlog Australian credit, LIBSVM australian (unscaled), 690 × 14, +1: 307",
+    ),
+    "svmguide3": Shipped(
+        "svmguide3.gz",
+        "c01ba3d6a58d6c2a6008d2e544755c14db1437766babc8ff79689cf0762e84ca",
+        21,
+        "LIBSVM svmguide3 (LIBOL's copy), 1243 × 21, +1: 296",
+    ),
+    "spambase": Shipped(
+        "spambase.gz",
+        "3559e4910f61c97c9855848dc35fe2e7bc91e2c54a373bbaf68d9929deb30f9a",
+        57,
+        "UCI Spambase, 4601 × 57, spam = +1 (1813)",
+    ),
 }
 
 
@@ -60,8 +105,9 @@ def data_dir(explicit: str | os.PathLike | None = None, *, what: str = "data_dir
     names an existing folder. jcsol never looks for data outside itself on its own."""
     chosen = explicit if explicit is not None else os.environ.get(ENV_DATA) or None
     if chosen is None:
-        raise FileNotFoundError(f"no data folder: pass {what}=DIR or set {ENV_DATA}=DIR (the folder of the "
-                                "LIBSVM files)")
+        raise FileNotFoundError(
+            f"no data folder: pass {what}=DIR or set {ENV_DATA}=DIR (the folder of the LIBSVM files)"
+        )
     path = Path(chosen).expanduser()
     if not path.is_dir():
         source = what if explicit is not None else ENV_DATA
@@ -113,7 +159,9 @@ def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
             raise ValueError(f"positive must be a label or a non-empty list of labels, got {positive!r}")
         missing = [p.item() for p in pos if p not in present]
         if missing:
-            raise ValueError(f"positive={positive!r}: label(s) {missing} not in the data, whose labels are {present.tolist()}")
+            raise ValueError(
+                f"positive={positive!r}: label(s) {missing} not in the data, whose labels are {present.tolist()}"
+            )
         return np.where(np.isin(labels, pos), 1, -1).astype(np.int8)
     as_set = set(present.tolist())
     if as_set <= {-1, 1}:
@@ -143,6 +191,10 @@ def check_float_dtype(dtype) -> np.dtype:
     return resolved
 
 
+@overload
+def l2_normalize(X: SparseRows) -> SparseRows: ...
+@overload
+def l2_normalize(X: np.ndarray) -> np.ndarray: ...
 def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
     """Each row divided by its L2 norm; a zero row stays zero."""
     values = X.values if isinstance(X, SparseRows) else X
@@ -151,8 +203,45 @@ def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
     return X._replace(values=scaled) if isinstance(X, SparseRows) else scaled
 
 
-def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = True, sparse: bool = False,
-         n_features: int | None = None, dtype=np.float32) -> tuple[np.ndarray | SparseRows, np.ndarray]:
+@overload
+def load(
+    name_or_path: str | os.PathLike,
+    *,
+    positive: Any = ...,
+    normalize: bool = ...,
+    sparse: Literal[False] = ...,
+    n_features: int | None = ...,
+    dtype: DTypeLike = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def load(
+    name_or_path: str | os.PathLike,
+    *,
+    positive: Any = ...,
+    normalize: bool = ...,
+    sparse: Literal[True],
+    n_features: int | None = ...,
+    dtype: DTypeLike = ...,
+) -> tuple[SparseRows, np.ndarray]: ...
+@overload
+def load(
+    name_or_path: str | os.PathLike,
+    *,
+    positive: Any = ...,
+    normalize: bool = ...,
+    sparse: bool,
+    n_features: int | None = ...,
+    dtype: DTypeLike = ...,
+) -> tuple[np.ndarray | SparseRows, np.ndarray]: ...
+def load(
+    name_or_path: str | os.PathLike,
+    *,
+    positive: Any = None,
+    normalize: bool = True,
+    sparse: bool = False,
+    n_features: int | None = None,
+    dtype: DTypeLike = np.float32,
+) -> tuple[np.ndarray | SparseRows, np.ndarray]:
     """Loads a shipped dataset by name, or a LIBSVM/svmlight file (plain or gzip) by path.
 
     Args:
@@ -174,8 +263,9 @@ def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = Tr
     check_options(normalize=normalize, sparse=sparse)
     dtype = check_float_dtype(dtype)
     raw, shipped_d = _read_bytes(name_or_path)
-    rows, labels = read_libsvm(raw, n_features=shipped_d if n_features is None else n_features,
-                               source=os.fspath(name_or_path))
+    rows, labels = read_libsvm(
+        raw, n_features=shipped_d if n_features is None else n_features, source=os.fspath(name_or_path)
+    )
     rows = check_features(rows)
     y = binarize(labels, positive)
     if normalize:
@@ -185,3 +275,5 @@ def load(name_or_path: str | os.PathLike, *, positive=None, normalize: bool = Tr
 
 
 from .fetch import fetch  # noqa: E402  (downloads the papers' LIBSVM sets; uses load above)
+from .koil import SYNTHETIC, koil_synthetic, load_koil, minmax_scale  # noqa: E402  (use load above)
+from .papers import DATASETS, DataMissing, load_dataset  # noqa: E402

@@ -104,8 +104,11 @@ REGISTRY: dict[str, Remote] = {
     "w8a.t": _r("binary/w8a.t", 300, "w8a test split, 14951 × 300"),
     "ijcnn1": _r("binary/ijcnn1.bz2", 22, "IJCNN 2001, 49990 × 22, +1: 4853"),
     "ijcnn1.t": _r("binary/ijcnn1.t.bz2", 22, "IJCNN 2001 test split, 91701 × 22, +1: 8712"),
-    "covtype.binary": _r("binary/covtype.libsvm.binary.bz2", 54,
-                         "Forest cover type, two classes, 581012 × 54, labels {1, 2} (load maps 1 → +1)"),
+    "covtype.binary": _r(
+        "binary/covtype.libsvm.binary.bz2",
+        54,
+        "Forest cover type, two classes, 581012 × 54, labels {1, 2} (load maps 1 → +1)",
+    ),
     "cod-rna": _r("binary/cod-rna", 8, "cod-rna, 59535 × 8, ±1"),
     "cod-rna.t": _r("binary/cod-rna.t", 8, "cod-rna test split, 271617 × 8, ±1"),
     "protein": _r("multiclass/protein.bz2", 357, "protein, 17766 × 357, 3 classes (0, 1, 2): pass positive="),
@@ -193,17 +196,16 @@ def _validator(headers) -> str | None:
     return headers.get("Last-Modified")
 
 
-def _download(url: str, part: Path, *, max_attempts: int, timeout: float, allow_http: bool,
-              digest_known: bool) -> None:
+def _download(url: str, part: Path, *, max_attempts: int, timeout: float, allow_http: bool, digest_known: bool) -> None:
     """Downloads ``url`` into ``part``, continuing what ``part`` already holds when its record shows it is a
     prefix of this very file; at most ``max_attempts`` requests."""
     opener = urllib.request.build_opener(_NoDowngrade(allow_http))
     errors: list[str] = []
     for _attempt in range(max_attempts):
-        record = _read_record(part) if part.exists() else None
-        if part.exists() and not (record and record.get("url") == url and record.get("validator")):
+        record = (_read_record(part) if part.exists() else None) or {}  # {}: no part to continue
+        if part.exists() and not (record.get("url") == url and record.get("validator")):
             _discard(part)  # of unknown origin, or of a server without validators: never appended to
-            record = None
+            record = {}
         have = part.stat().st_size if part.exists() else 0
         request = urllib.request.Request(url, headers={"User-Agent": "jcsol-fetch"})
         if have:
@@ -225,12 +227,16 @@ def _download(url: str, part: Path, *, max_attempts: int, timeout: float, allow_
                     mode = "ab"
                 elif status in (200, 206):  # a fresh download, or the whole (possibly new) file: start over
                     have, mode = 0, "wb"
-                    total = (_total_from_content_range(response.headers.get("Content-Range")) if status == 206
-                             else _content_length(response.headers.get("Content-Length")))
+                    total = (
+                        _total_from_content_range(response.headers.get("Content-Range"))
+                        if status == 206
+                        else _content_length(response.headers.get("Content-Length"))
+                    )
                     if total is None and not chunked and not digest_known:
                         raise DownloadError(
                             f"{url}: the server sends no length, so a download cut short would look complete; pass "
-                            "sha256= (the file's SHA-256) to verify it")
+                            "sha256= (the file's SHA-256) to verify it"
+                        )
                     _write_record(part, {"url": url, "total": total, "validator": _validator(response.headers)})
                 else:
                     raise DownloadError(f"{url}: unexpected HTTP status {status}")
@@ -254,11 +260,14 @@ def _download(url: str, part: Path, *, max_attempts: int, timeout: float, allow_
                 continue
             raise DownloadError(f"{url}: HTTP {err.code} {err.reason}") from err
         except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as err:
-            if isinstance(getattr(err, "reason", None), DownloadError):
-                raise err.reason from None
+            reason = getattr(err, "reason", None)
+            if isinstance(reason, DownloadError):
+                raise reason from None
             errors.append(f"{type(err).__name__}: {err}")
-    raise DownloadError(f"{url}: not complete after {max_attempts} requests ({'; '.join(errors[-3:])}); "
-                        f"{part} is kept and the next fetch continues it when the server allows")
+    raise DownloadError(
+        f"{url}: not complete after {max_attempts} requests ({'; '.join(errors[-3:])}); "
+        f"{part} is kept and the next fetch continues it when the server allows"
+    )
 
 
 def _content_length(value: str | None) -> int | None:
@@ -280,8 +289,9 @@ def _check_fetch_arguments(name, cache_dir, base_url, sha256, max_attempts, time
     scheme = urllib.parse.urlsplit(base_url).scheme.lower()
     if scheme != "https" and not (allow_http and scheme == "http"):
         raise ValueError(f"base_url {base_url!r} is not https; pass allow_http=True to fetch over plain http")
-    if sha256 is not None and not (isinstance(sha256, str) and len(sha256) == 64
-                                   and all(c in "0123456789abcdef" for c in sha256.lower())):
+    if sha256 is not None and not (
+        isinstance(sha256, str) and len(sha256) == 64 and all(c in "0123456789abcdef" for c in sha256.lower())
+    ):
         raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, (int, np.integer)) or max_attempts < 1:
         raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
@@ -290,8 +300,9 @@ def _check_fetch_arguments(name, cache_dir, base_url, sha256, max_attempts, time
     known = set(inspect.signature(load).parameters) - {"name_or_path"}
     unknown = sorted(set(load_kwargs) - known)
     if unknown:
-        raise TypeError(f"fetch passes {', '.join(unknown)} to jcsol.datasets.load, which takes "
-                        f"{', '.join(sorted(known))}")
+        raise TypeError(
+            f"fetch passes {', '.join(unknown)} to jcsol.datasets.load, which takes {', '.join(sorted(known))}"
+        )
     if load_kwargs.get("n_features") is not None:
         check_n_features(load_kwargs["n_features"])
     check_options(**{k: load_kwargs[k] for k in ("normalize", "sparse") if k in load_kwargs})
@@ -303,9 +314,17 @@ def _check_fetch_arguments(name, cache_dir, base_url, sha256, max_attempts, time
     return root
 
 
-def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, base_url: str = DEFAULT_BASE_URL,
-          sha256: str | None = None, max_attempts: int = 5, timeout: float = 60.0, allow_http: bool = False,
-          **load_kwargs):
+def fetch(
+    name: str,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    base_url: str = DEFAULT_BASE_URL,
+    sha256: str | None = None,
+    max_attempts: int = 5,
+    timeout: float = 60.0,
+    allow_http: bool = False,
+    **load_kwargs,
+):
     """Downloads (once) and loads one of the LIBSVM datasets of :data:`REGISTRY`.
 
     Args:
@@ -340,14 +359,22 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, base_url: st
         download = root / entry.path.rsplit("/", 1)[-1]
         if not download.exists():
             part = download.with_name(download.name + ".part")
-            _download(base_url.rstrip("/") + "/" + entry.path, part, max_attempts=max_attempts, timeout=timeout,
-                      allow_http=allow_http, digest_known=expected is not None)
+            _download(
+                base_url.rstrip("/") + "/" + entry.path,
+                part,
+                max_attempts=max_attempts,
+                timeout=timeout,
+                allow_http=allow_http,
+                digest_known=expected is not None,
+            )
             if expected is not None:
                 actual = _sha256(part)
                 if actual != expected:
                     _discard(part)
-                    raise ChecksumError(f"{name}: SHA-256 of the download from {base_url} is {actual}, expected "
-                                        f"{expected}; the file was deleted")
+                    raise ChecksumError(
+                        f"{name}: SHA-256 of the download from {base_url} is {actual}, expected "
+                        f"{expected}; the file was deleted"
+                    )
             os.replace(part, download)
             _discard(part)
         if entry.compression == "bz2":

@@ -19,7 +19,7 @@ import gzip
 import os
 import re
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -33,8 +33,14 @@ _LINE = re.compile(rf"(?:{_NUMBER})(?:[ \t]+qid:[+-]?\d+)?(?:[ \t]+\d+:(?:{_NUMB
 _QID = re.compile(r"[ \t]+qid:[+-]?\d+", re.ASCII)
 
 
-def read_libsvm(text: bytes | str, *, n_features: int | None = None, source: str = "<data>",
-                first_line: int = 1, allow_empty: bool = False) -> tuple[SparseRows, np.ndarray]:
+def read_libsvm(
+    text: bytes | str,
+    *,
+    n_features: int | None = None,
+    source: str = "<data>",
+    first_line: int = 1,
+    allow_empty: bool = False,
+) -> tuple[SparseRows, np.ndarray]:
     """Parses LIBSVM/svmlight text into fixed-width sparse rows and raw labels.
 
     Rows are padded to the widest row. Raises ``ValueError`` naming ``source`` and the line of the first
@@ -61,8 +67,10 @@ def read_libsvm(text: bytes | str, *, n_features: int | None = None, source: str
         if not line:
             continue
         if _LINE.fullmatch(line) is None:
-            raise ValueError(f"{source}, line {number}: not LIBSVM format (expected 'label index:value ...' with "
-                             f"decimal numbers and integer indices >= 1): {_shown(line)}")
+            raise ValueError(
+                f"{source}, line {number}: not LIBSVM format (expected 'label index:value ...' with "
+                f"decimal numbers and integer indices >= 1): {_shown(line)}"
+            )
         kept.append(_QID.sub("", line) if "qid:" in line else line)
         line_of.append(number)
     if not kept:
@@ -89,13 +97,18 @@ def read_libsvm(text: bytes | str, *, n_features: int | None = None, source: str
             fail(int(rows[np.argmax(bad)]), "a feature value is NaN or infinite (remove or impute it)")
         bad = (pairs[:, 0] < 1) | (pairs[:, 0] > MAX_INDEX)
         if bad.any():
-            fail(int(rows[np.argmax(bad)]), f"feature index {pairs[np.argmax(bad), 0]:.0f} is outside "
-                                            f"[1, {MAX_INDEX}] (indices are 1-based)")
+            fail(
+                int(rows[np.argmax(bad)]),
+                f"feature index {pairs[np.argmax(bad), 0]:.0f} is outside [1, {MAX_INDEX}] (indices are 1-based)",
+            )
         bad = (pairs[1:, 0] <= pairs[:-1, 0]) & (rows[1:] == rows[:-1])
         if bad.any():
             at = int(np.argmax(bad)) + 1
-            fail(int(rows[at]), f"feature index {pairs[at, 0]:.0f} follows index {pairs[at - 1, 0]:.0f}: indices "
-                                "must be strictly increasing along a line (a repeated index is ambiguous)")
+            fail(
+                int(rows[at]),
+                f"feature index {pairs[at, 0]:.0f} follows index {pairs[at - 1, 0]:.0f}: indices "
+                "must be strictly increasing along a line (a repeated index is ambiguous)",
+            )
     first = np.repeat(np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
     position = np.arange(len(rows)) - first
     width = max(int(counts.max()), 1)

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..stream import SparseRows, check_features
 from .libsvm import MAX_INDEX, check_n_features, iter_libsvm_blocks, read_libsvm
@@ -68,8 +69,9 @@ class RowStore:
         self.directory = Path(directory)
         meta_path = self.directory / "meta.json"
         if not meta_path.is_file():
-            raise FileNotFoundError(f"{self.directory} is not a row store (no meta.json); "
-                                    "build one with RowStore.build")
+            raise FileNotFoundError(
+                f"{self.directory} is not a row store (no meta.json); build one with RowStore.build"
+            )
         try:
             self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -95,31 +97,43 @@ class RowStore:
         """
         rows = np.asarray(rows)
         if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
-            raise IndexError(f"row store {self.directory} has {self.shape[0]} rows; asked for rows outside [0, "
-                             f"{self.shape[0]})")
+            raise IndexError(
+                f"row store {self.directory} has {self.shape[0]} rows; asked for rows outside [0, {self.shape[0]})"
+            )
         order = np.argsort(rows, kind="stable")
         indices = np.empty((len(rows), self.width), self.indices.dtype)
         values = np.empty((len(rows), self.width), self.values.dtype)
         indices[order] = self.indices[rows[order]]
         values[order] = self.values[rows[order]]
         for array in (self.indices, self.values):
-            array._mmap.madvise(mmap.MADV_DONTNEED)
+            array._mmap.madvise(mmap.MADV_DONTNEED)  # type: ignore[attr-defined]  # np.memmap's mmap, unstubbed
         self._verify(rows, indices, values)
         return indices, values
 
     def _verify(self, rows: np.ndarray, indices: np.ndarray, values: np.ndarray) -> None:
         """Refuses rows whose checksums differ from the build's, or whose indices or values are out of range."""
         damaged = np.flatnonzero(row_checksums(indices, values) != self.checks[rows])
-        if damaged.size or (indices.size and (indices.min() < 0 or indices.max() >= self.shape[1]
-                                              or not np.isfinite(values).all())):
+        if damaged.size or (
+            indices.size and (indices.min() < 0 or indices.max() >= self.shape[1] or not np.isfinite(values).all())
+        ):
             where = f" (row {int(rows[damaged[0]])} differs from its checksum)" if damaged.size else ""
-            raise RowStoreError(f"row store {self.directory} is damaged{where}: rows hold other indices or values "
-                                "than were built; rebuild it")
+            raise RowStoreError(
+                f"row store {self.directory} is damaged{where}: rows hold other indices or values "
+                "than were built; rebuild it"
+            )
 
     @classmethod
-    def build(cls, source: str | os.PathLike, directory: str | os.PathLike, *, positive=None,
-              normalize: bool = True, n_features: int | None = None, dtype=np.float32,
-              block_rows: int = 100_000) -> "RowStore":
+    def build(
+        cls,
+        source: str | os.PathLike,
+        directory: str | os.PathLike,
+        *,
+        positive=None,
+        normalize: bool = True,
+        n_features: int | None = None,
+        dtype=np.float32,
+        block_rows: int = 100_000,
+    ) -> RowStore:
         """Converts the LIBSVM file ``source`` (plain or gzip) into a store in ``directory``.
 
         Labels map to ±1 as in :func:`jcsol.datasets.load` (``positive=`` for multiclass data); rows are
@@ -144,13 +158,23 @@ class RowStore:
             raise PermissionError(f"cannot build a row store in {directory.parent}: the folder is not writable")
         building = Path(tempfile.mkdtemp(prefix=f".{directory.name}.building-", dir=directory.parent))
         try:
-            meta, labels = _write_arrays(source, building, n_features=n_features, normalize=normalize, dtype=dtype,
-                                         block_rows=block_rows, l2_normalize=l2_normalize)
+            meta, labels = _write_arrays(
+                source,
+                building,
+                n_features=n_features,
+                normalize=normalize,
+                dtype=dtype,
+                block_rows=block_rows,
+                l2_normalize=l2_normalize,
+            )
             y = binarize(labels, positive)
             np.save(building / "labels.npy", y)
             meta["labels_sha256"] = hashlib.sha256(y.tobytes()).hexdigest()
-            options = {"positive": None if positive is None else np.atleast_1d(positive).tolist(),
-                       "normalize": bool(normalize), "dtype": dtype.name}
+            options = {
+                "positive": None if positive is None else np.atleast_1d(positive).tolist(),
+                "normalize": bool(normalize),
+                "dtype": dtype.name,
+            }
             digest = hashlib.sha256(bytes.fromhex(meta.pop("text_sha256")))
             digest.update(json.dumps(options, sort_keys=True).encode())
             meta.update(options, format=FORMAT, source=os.fspath(source), fingerprint=digest.hexdigest())
@@ -179,12 +203,15 @@ def _check_target(directory: Path) -> None:
         others = sorted(p.name for p in directory.iterdir() if p.name not in _FILES)
         if others or (any(directory.iterdir()) and not (directory / "meta.json").is_file()):
             held = ", ".join(others[:5]) or "an incomplete store"
-            raise FileExistsError(f"{directory} holds files that are not a row store ({held}); give an empty or new "
-                                  "folder, or remove them")
+            raise FileExistsError(
+                f"{directory} holds files that are not a row store ({held}); give an empty or new "
+                "folder, or remove them"
+            )
 
 
-def _write_arrays(source: Path, out: Path, *, n_features, normalize: bool, dtype: np.dtype, block_rows: int,
-                  l2_normalize) -> tuple[dict, np.ndarray]:
+def _write_arrays(
+    source: Path, out: Path, *, n_features, normalize: bool, dtype: np.dtype, block_rows: int, l2_normalize
+) -> tuple[dict, np.ndarray]:
     """Sizes the arrays (pass 1) and fills them (pass 2) in ``out``; the raw labels and the metadata."""
     n_rows, width, n_pairs = 0, 1, 0
     for _, block in iter_libsvm_blocks(source, block_rows):
@@ -197,13 +224,20 @@ def _write_arrays(source: Path, out: Path, *, n_features, normalize: bool, dtype
         raise ValueError(f"{source}: no examples (the file is empty or holds only comments and blank lines)")
     raw_labels = np.empty(n_rows, np.float64)
     text_digest, row, max_index = hashlib.sha256(), 0, 0
-    with _NpyWriter(out / "indices.npy", np.int32, (n_rows, width)) as indices, \
-            _NpyWriter(out / "values.npy", dtype, (n_rows, width)) as values, \
-            _NpyWriter(out / "checks.npy", np.uint64, (n_rows,)) as checks:
+    with (
+        _NpyWriter(out / "indices.npy", np.int32, (n_rows, width)) as indices,
+        _NpyWriter(out / "values.npy", dtype, (n_rows, width)) as values,
+        _NpyWriter(out / "checks.npy", np.uint64, (n_rows,)) as checks,
+    ):
         for first_line, block in iter_libsvm_blocks(source, block_rows):
             text_digest.update(block.encode("utf-8", errors="surrogateescape"))
-            rows, labels = read_libsvm(block, source=os.fspath(source), first_line=first_line, allow_empty=True,
-                                       n_features=MAX_INDEX if n_features is None else n_features)
+            rows, labels = read_libsvm(
+                block,
+                source=os.fspath(source),
+                first_line=first_line,
+                allow_empty=True,
+                n_features=MAX_INDEX if n_features is None else n_features,
+            )
             if not len(labels):
                 continue
             if row + len(labels) > n_rows:
@@ -216,13 +250,17 @@ def _write_arrays(source: Path, out: Path, *, n_features, normalize: bool, dtype
             indices.append(block_indices)
             values.append(block_values)
             checks.append(row_checksums(block_indices, block_values))
-            raw_labels[row:row + len(labels)] = labels
+            raw_labels[row : row + len(labels)] = labels
             max_index = max(max_index, int(rows.indices.max()) + 1)
             row += len(labels)
     if n_features is None and not n_pairs:
         raise ValueError(f"{source}: no line holds a feature (give n_features= for rows that are all zero)")
-    meta = {"n_rows": n_rows, "n_features": int(n_features or max_index), "width": width,
-            "text_sha256": text_digest.hexdigest()}
+    meta = {
+        "n_rows": n_rows,
+        "n_features": int(n_features or max_index),
+        "width": width,
+        "text_sha256": text_digest.hexdigest(),
+    }
     return meta, raw_labels
 
 
@@ -246,8 +284,10 @@ def _check_meta(meta, directory: Path) -> tuple[tuple[int, int], int, np.dtype]:
     if not isinstance(meta, dict):
         bad("meta.json does not hold an object")
     if meta.get("format") != FORMAT:
-        bad(f"format {meta.get('format')!r}, this version of jcsol reads format {FORMAT} (stores built before "
-            "formats were recorded could be incomplete)")
+        bad(
+            f"format {meta.get('format')!r}, this version of jcsol reads format {FORMAT} (stores built before "
+            "formats were recorded could be incomplete)"
+        )
     for name in ("n_rows", "n_features", "width"):
         value = meta.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INDEX:
@@ -267,25 +307,28 @@ def _open_array(path: Path, dtype, shape: tuple[int, ...], *, mmap: bool) -> np.
     except (OSError, ValueError, EOFError) as err:
         raise RowStoreError(f"row store {path.parent}: {path.name} is missing or damaged ({err}); rebuild it") from None
     if array.shape != shape or array.dtype != np.dtype(dtype):
-        raise RowStoreError(f"row store {path.parent}: {path.name} holds {array.dtype} {array.shape}, its metadata "
-                            f"says {np.dtype(dtype)} {shape}; the store is damaged or mixed, rebuild it")
+        raise RowStoreError(
+            f"row store {path.parent}: {path.name} holds {array.dtype} {array.shape}, its metadata "
+            f"says {np.dtype(dtype)} {shape}; the store is damaged or mixed, rebuild it"
+        )
     return array
 
 
 class _NpyWriter:
     """Writes a ``.npy`` file of known shape by appending row blocks: memory holds one block, not the array."""
 
-    def __init__(self, path: Path, dtype, shape: tuple[int, int]):
+    def __init__(self, path: Path, dtype: DTypeLike, shape: tuple[int, ...]) -> None:
         self.dtype, self.shape, self.rows = np.dtype(dtype), shape, 0
         self.fh = open(path, "wb")
         np.lib.format.write_array_header_2_0(
-            self.fh, {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": shape})
+            self.fh, {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": shape}
+        )
 
     def append(self, block: np.ndarray) -> None:
         self.fh.write(np.ascontiguousarray(block, self.dtype).tobytes())
         self.rows += block.shape[0]
 
-    def __enter__(self) -> "_NpyWriter":
+    def __enter__(self) -> _NpyWriter:
         return self
 
     def __exit__(self, *exc) -> None:

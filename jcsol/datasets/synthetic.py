@@ -8,14 +8,17 @@ from __future__ import annotations
 import numpy as np
 
 
-def linear_stream(n_rows: int, n_features: int, positive_fraction: float, *, noise: float = 1.0,
-                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def linear_stream(
+    n_rows: int, n_features: int, positive_fraction: float, *, noise: float = 1.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Gaussian rows labelled by a noisy linear rule, thresholded to the given share of positives.
 
     Rows are L2-normalised float32; labels int8 ±1 with ``round(positive_fraction · n_rows)`` positives.
     """
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n_rows, n_features)) @ (np.eye(n_features) + 0.3 * rng.standard_normal((n_features, n_features)))
+    X = rng.standard_normal((n_rows, n_features)) @ (
+        np.eye(n_features) + 0.3 * rng.standard_normal((n_features, n_features))
+    )
     score = X @ rng.standard_normal(n_features) + noise * rng.standard_normal(n_rows)
     y = np.where(score >= np.quantile(score, 1.0 - positive_fraction), 1, -1).astype(np.int8)
     return _normalised(X), y
@@ -32,8 +35,12 @@ def covtype_like(n_rows: int = 581_012, *, seed: int = 0) -> tuple[np.ndarray, n
     X[:, :10] = continuous
     X[np.arange(n_rows), 10 + area] = 1.0
     X[np.arange(n_rows), 14 + soil] = 1.0
-    score = (continuous @ rng.standard_normal(10) + rng.standard_normal(4)[area] + rng.standard_normal(40)[soil]
-             + 1.5 * rng.standard_normal(n_rows))
+    score = (
+        continuous @ rng.standard_normal(10)
+        + rng.standard_normal(4)[area]
+        + rng.standard_normal(40)[soil]
+        + 1.5 * rng.standard_normal(n_rows)
+    )
     y = np.where(score >= np.median(score), 1, -1).astype(np.int8)
     return _normalised(X), y
 

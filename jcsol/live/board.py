@@ -16,11 +16,11 @@ Two rules choose the served configuration, updated after every event:
   the leader is ahead by more than ``margin`` (Kalai, Vempala, *Efficient algorithms for online decision
   problems*, JCSS 2005, analyse the follow-the-leader family; the margin is the usual hysteresis against
   switching back and forth between near-equal configurations).
-* ``"hedge"`` — (only this rule keeps the weights) the exponentially weighted vote over the grid (Freund, Schapire, *A decision-theoretic
-  generalization of on-line learning and an application to boosting*, JCSS 1997): each configuration's log
-  weight loses ``rate·ℓ_t`` per event (and is discounted by ``γ``), with ``ℓ_t`` its cost-sensitive mistake,
-  ``ρ_t/(1+ρ_t)`` for a missed positive and ``1/(1+ρ_t)`` for a false alarm; the served score is
-  ``Σ_g p_g·sign(f_g)`` with ``p`` the normalised weights (``sign(0) = +1``).
+* ``"hedge"`` — (only this rule keeps the weights) the exponentially weighted vote over the grid (Freund,
+  Schapire, *A decision-theoretic generalization of on-line learning and an application to boosting*, JCSS
+  1997): each configuration's log weight loses ``rate·ℓ_t`` per event (and is discounted by ``γ``), with
+  ``ℓ_t`` its cost-sensitive mistake, ``ρ_t/(1+ρ_t)`` for a missed positive and ``1/(1+ρ_t)`` for a false
+  alarm; the served score is ``Σ_g p_g·sign(f_g)`` with ``p`` the normalised weights (``sign(0) = +1``).
 
 The served stream's own confusion counts (what the users of the scores saw) are kept beside them.
 """
@@ -33,8 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..auc import auc
-from ..metrics import FN, FP, TN, TP
+from ..metrics import FN, FP, TN, TP, auc
 from ..objective import Cost, Objective
 
 RULES = ("ftl", "hedge")
@@ -43,13 +42,13 @@ RULES = ("ftl", "hedge")
 class Selection(NamedTuple):
     """How the served configuration is chosen (static: part of the compiled computation)."""
 
-    rule: str = "ftl"        # "ftl" or "hedge"
-    margin: float = 0.0      # FTL: how far ahead the leader must be to be served (measure units)
-    rate: float = 0.05       # Hedge: learning rate of the log weights
+    rule: str = "ftl"  # "ftl" or "hedge"
+    margin: float = 0.0  # FTL: how far ahead the leader must be to be served (measure units)
+    rate: float = 0.05  # Hedge: learning rate of the log weights
     forgetting: float = 1.0  # γ in (0, 1]: the discount of the recent counts and of Hedge's log weights
-    window: int = 10_000     # events kept per configuration for the leaderboard's AUC
+    window: int = 10_000  # events kept per configuration for the leaderboard's AUC
 
-    def check(self) -> "Selection":
+    def check(self) -> Selection:
         if self.rule not in RULES:
             raise ValueError(f"select must be one of {', '.join(map(repr, RULES))}, got {self.rule!r}")
         if not self.margin >= 0:
@@ -60,29 +59,37 @@ class Selection(NamedTuple):
             raise ValueError(f"forgetting must be in (0, 1], got {self.forgetting}")
         if int(self.window) < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
-        return self._replace(margin=float(self.margin), rate=float(self.rate), forgetting=float(self.forgetting),
-                             window=int(self.window))
+        return self._replace(
+            margin=float(self.margin), rate=float(self.rate), forgetting=float(self.forgetting), window=int(self.window)
+        )
 
 
 class Board(NamedTuple):
     """The progressive measures of every configuration and the selection state, carried from event to event."""
 
-    counts: jax.Array         # (G, 4) int32
-    recent: jax.Array         # (G, 4) float, discounted counts
+    counts: jax.Array  # (G, 4) int32
+    recent: jax.Array  # (G, 4) float, discounted counts
     served_counts: jax.Array  # (4,) int32, the served predictions' counts
     served_recent: jax.Array  # (4,) float
-    served: jax.Array         # () int32, FTL's served configuration
-    log_weights: jax.Array    # (G,) float, Hedge's
+    served: jax.Array  # () int32, FTL's served configuration
+    log_weights: jax.Array  # (G,) float, Hedge's
     window_scores: jax.Array  # (G, R) float
     window_labels: jax.Array  # (R,) int8, 0 where the slot is still empty
-    seen: jax.Array           # () int32, events counted
+    seen: jax.Array  # () int32, events counted
 
 
 def init_board(n_grid: int, selection: Selection, dtype) -> Board:
-    return Board(jnp.zeros((n_grid, 4), jnp.int32), jnp.zeros((n_grid, 4), dtype), jnp.zeros(4, jnp.int32),
-                 jnp.zeros(4, dtype), jnp.zeros((), jnp.int32), jnp.zeros(n_grid, dtype),
-                 jnp.zeros((n_grid, selection.window), dtype), jnp.zeros(selection.window, jnp.int8),
-                 jnp.zeros((), jnp.int32))
+    return Board(
+        jnp.zeros((n_grid, 4), jnp.int32),
+        jnp.zeros((n_grid, 4), dtype),
+        jnp.zeros(4, jnp.int32),
+        jnp.zeros(4, dtype),
+        jnp.zeros((), jnp.int32),
+        jnp.zeros(n_grid, dtype),
+        jnp.zeros((n_grid, selection.window), dtype),
+        jnp.zeros(selection.window, jnp.int8),
+        jnp.zeros((), jnp.int32),
+    )
 
 
 def measure(objective: Objective, counts: jax.Array) -> jax.Array:
@@ -91,10 +98,12 @@ def measure(objective: Objective, counts: jax.Array) -> jax.Array:
     :class:`jcsol.Cost`."""
     tp, fn, fp, tn = (counts[..., i] for i in (TP, FN, FP, TN))
     if isinstance(objective, Cost):
-        return -(objective.c_p * fn + objective.c_n * fp) / jnp.maximum(tp + fn + fp + tn, 1)
+        c_p, c_n = jnp.asarray(objective.c_p), jnp.asarray(objective.c_n)
+        return -(c_p * fn + c_n * fp) / jnp.maximum(tp + fn + fp + tn, 1)
     sens = jnp.where(tp + fn > 0, tp / jnp.maximum(tp + fn, 1e-30), 0.0)
     spec = jnp.where(tn + fp > 0, tn / jnp.maximum(tn + fp, 1e-30), 0.0)
-    return objective.alpha_p * sens + (1 - objective.alpha_p) * spec
+    alpha_p, _ = objective.measure_weights()
+    return alpha_p * sens + (1 - alpha_p) * spec
 
 
 def choice(board: Board, rule: str) -> jax.Array:
@@ -111,8 +120,9 @@ def served_score(chosen: jax.Array, scores: jax.Array, rule: str) -> jax.Array:
     return jnp.where(scores >= 0, 1.0, -1.0).astype(scores.dtype) @ p
 
 
-def advance_board(board: Board, objective: Objective, scores: jax.Array, y: jax.Array,
-                  served: jax.Array | None, selection: Selection) -> Board:
+def advance_board(
+    board: Board, objective: Objective, scores: jax.Array, y: jax.Array, served: jax.Array | None, selection: Selection
+) -> Board:
     """Counts ``B`` labelled events: ``scores`` ``(B, G)`` are each configuration's predictions of them,
     ``served`` ``(B,)`` the scores served for them (``None``: the board's current choice at each event).
 
@@ -125,23 +135,24 @@ def advance_board(board: Board, objective: Objective, scores: jax.Array, y: jax.
     gamma = selection.forgetting
     positive = y > 0
     one_hot = jnp.arange(4)
-    hits = (2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot            # (B, G, 4)
+    hits = (2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot  # (B, G, 4)
     recent = _recurrence(board.recent, hits.astype(dtype), gamma)
     chosen, log_weights = board.served, board.log_weights
     if selection.rule == "hedge":
         seen_pos = board.counts[0, TP] + board.counts[0, FN] + jnp.cumsum(positive)
         seen_neg = board.counts[0, FP] + board.counts[0, TN] + jnp.cumsum(~positive)
-        rho = objective.weight(positive[:, None], seen_pos[:, None], seen_neg[:, None], seen_pos[:, None],
-                               seen_neg[:, None]).astype(dtype)                           # (B, G)
+        rho = objective.weight(
+            positive[:, None], seen_pos[:, None], seen_neg[:, None], seen_pos[:, None], seen_neg[:, None]
+        ).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
         loss = jnp.where(wrong, jnp.where(positive[:, None], rho, 1.0) / (1.0 + rho), 0.0)
-        log_w = _recurrence(board.log_weights, -selection.rate * loss, gamma)             # after each event
+        log_w = _recurrence(board.log_weights, -selection.rate * loss, gamma)  # after each event
         log_weights = log_w[-1] - log_w[-1].max()
         if served is None:
             p = jax.nn.softmax(jnp.concatenate([board.log_weights[None], log_w[:-1]]), axis=-1)
             served = jnp.sum(jnp.where(scores >= 0, 1.0, -1.0).astype(dtype) * p, axis=-1)
     else:
-        quality = measure(objective, recent)                                               # (B, G)
+        quality = measure(objective, recent)  # (B, G)
         leader = jnp.argmax(quality, axis=-1)
 
         def switch(current, inputs):
@@ -151,18 +162,21 @@ def advance_board(board: Board, objective: Objective, scores: jax.Array, y: jax.
         chosen, before = jax.lax.scan(switch, board.served, (quality, leader))
         if served is None:
             served = jnp.take_along_axis(scores, before[:, None], axis=1)[:, 0]
-    served_hits = (2 * (~positive) + (served < 0))[:, None] == one_hot                   # (B, 4)
+    served_hits = (2 * (~positive) + (served < 0))[:, None] == one_hot  # (B, 4)
     kept = min(n, selection.window)
     slots = (board.seen + (n - kept) + jnp.arange(kept)) % selection.window
-    labels = jnp.where(positive[n - kept:], 1, -1).astype(jnp.int8)
+    labels = jnp.where(positive[n - kept :], 1, -1).astype(jnp.int8)
     return Board(
-        counts=board.counts + hits.sum(0, dtype=jnp.int32), recent=recent[-1],
+        counts=board.counts + hits.sum(0, dtype=jnp.int32),
+        recent=recent[-1],
         served_counts=board.served_counts + served_hits.sum(0, dtype=jnp.int32),
         served_recent=_recurrence(board.served_recent, served_hits.astype(dtype), gamma)[-1],
-        served=chosen, log_weights=log_weights,
-        window_scores=board.window_scores.at[:, slots].set(scores[n - kept:].T, unique_indices=True),
+        served=chosen,
+        log_weights=log_weights,
+        window_scores=board.window_scores.at[:, slots].set(scores[n - kept :].T, unique_indices=True),
         window_labels=board.window_labels.at[slots].set(labels, unique_indices=True),
-        seen=board.seen + n)
+        seen=board.seen + n,
+    )
 
 
 def _recurrence(start: jax.Array, increments: jax.Array, gamma: float) -> jax.Array:
@@ -194,5 +208,5 @@ def replay(objective: Objective, scores, y, selection: Selection, *, batch: int 
     board = init_board(scores.shape[1], selection, scores.dtype)
     step = jax.jit(lambda b, s, t: advance_board(b, flat, s, t, None, selection), donate_argnums=0)
     for a in range(0, len(y), batch):
-        board = step(board, scores[a:a + batch], np.asarray(y[a:a + batch], scores.dtype))
+        board = step(board, scores[a : a + batch], np.asarray(y[a : a + batch], scores.dtype))
     return board

@@ -43,6 +43,7 @@ class Leaderboard:
     def to_pandas(self):
         """One row per configuration: its hyperparameters, measures, and whether it is served."""
         import pandas as pd
+
         frame = pd.DataFrame({**self.params, **{c: getattr(self, c) for c in self.COLUMNS}})
         frame["served"] = np.arange(len(frame)) == self.served
         return frame
@@ -53,8 +54,12 @@ class Leaderboard:
         lines = ["  " + "".join(f"{n:>12}" for n in names)]
         for g in range(len(self.sum)):
             values = [self.params[k][g] for k in self.params] + [getattr(self, c)[g] for c in self.COLUMNS]
-            lines.append(("* " if g == self.served else "  ")
-                         + "".join(f"{v:>12}" if isinstance(v, str) else f"{v:>12.4g}" for v in values))
-        lines.append(f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}; "
-                     f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted")
+            lines.append(
+                ("* " if g == self.served else "  ")
+                + "".join(f"{v:>12}" if isinstance(v, str) else f"{v:>12.4g}" for v in values)
+            )
+        lines.append(
+            f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}; "
+            f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted"
+        )
         return "\n".join(lines)

@@ -34,8 +34,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import Learner
+from ..compiled import CompiledCache
 from ..engine import _advance_impl, _check_memory, _flatten_grid, _init_impl, _resolve_dtype, _signature
 from ..files import atomic_write
+from ..grids import check_grid
 from ..linalg import SparseVector, densify
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
@@ -47,7 +49,7 @@ from .store import PendingStore, check_ids
 FORMAT = 1
 BUCKETS = tuple(4**k for k in range(8))  # 1, 4, …, 16384 events per compiled learning scan
 PREDICT_BUCKETS = tuple(2**k for k in range(15))  # 1, 2, …, 16384 events per compiled scoring
-_COMPILED: dict[Any, Any] = {}
+_COMPILED: CompiledCache[Any] = CompiledCache()
 
 
 class LiveFileError(RuntimeError):
@@ -81,10 +83,24 @@ class Live:
         dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``).
     """
 
-    def __init__(self, learner: Learner, objective: Objective | None = None, *, select: str = "ftl",
-                 margin: float = 0.0, rate: float = 0.05, forgetting: float = 1.0, auc_window: int = 10_000,
-                 encoder=None, n_features: int | None = None, store_size: int = 100_000, on_full: str = "evict",
-                 batch_sizes=(), dtype: str = "float32", key: int = 0):
+    def __init__(
+        self,
+        learner: Learner,
+        objective: Objective | None = None,
+        *,
+        select: str = "ftl",
+        margin: float = 0.0,
+        rate: float = 0.05,
+        forgetting: float = 1.0,
+        auc_window: int = 10_000,
+        encoder=None,
+        n_features: int | None = None,
+        store_size: int = 100_000,
+        on_full: str = "evict",
+        batch_sizes=(),
+        dtype: str = "float32",
+        key: int = 0,
+    ):
         objective = Sum(rho="laplace") if objective is None else objective
         learners = tuple(learner) if isinstance(learner, (list, tuple)) else (learner,)
         if not learners:
@@ -95,8 +111,10 @@ class Live:
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
         if objective.needs_both_classes():
-            raise ValueError("Sum(rho='offline') needs the whole stream's class counts, which a live stream never "
-                             "has; use Sum(rho='laplace') or Cost(...)")
+            raise ValueError(
+                "Sum(rho='offline') needs the whole stream's class counts, which a live stream never "
+                "has; use Sum(rho='laplace') or Cost(...)"
+            )
         batch_sizes = tuple(batch_sizes)
         if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 1 for b in batch_sizes):
             raise ValueError(f"batch_sizes must be integers >= 1, got {batch_sizes!r}")
@@ -105,6 +123,8 @@ class Live:
         self.learners = learners
         self.selection = Selection(select, margin, rate, forgetting, auc_window).check()
         self.dtype = _resolve_dtype(dtype)
+        for each in learners:
+            check_grid(each, objective)
         grids = [_flatten_grid(each, objective, self.dtype) for each in learners]
         self._sizes = tuple(int(np.prod(shape)) for shape, _, _ in grids)
         self.n_grid = sum(self._sizes)
@@ -115,8 +135,9 @@ class Live:
         self.key = int(key)
         self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
         self._shared = jax.device_put((self._flat_learner, self._flat_objective))
-        self._buffers = self._layout = None
-        self.n_features = None
+        self._buffers: tuple | None = None
+        self._layout: _Layout | None = None
+        self.n_features: int | None = None
         d = n_features if n_features is not None else getattr(encoder, "n_features", None)
         if d is not None:
             self._start(int(d))
@@ -139,12 +160,15 @@ class Live:
             raise ValueError(f"{len(keys)} ids for {n} events")
         scores, served = self._score(rows, grid=keys is not None)
         if keys is not None:
+            assert scores is not None  # grid=True
             self.store.put(keys, rows, scores, served)
         return served
 
     def scores(self, X) -> np.ndarray:
         """Every configuration's score of a batch of events, ``(n, G)`` (nothing changes)."""
-        return self._score(self._rows(X, update=False))[0]
+        scores, _ = self._score(self._rows(X, update=False))
+        assert scores is not None  # grid=True
+        return scores
 
     def learn(self, X=None, y=None, *, ids=None, return_scores: bool = False):
         """Learns a batch of labelled events, in order, in every configuration.
@@ -157,6 +181,8 @@ class Live:
         if y is None or (X is None) == (ids is None):
             raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
         y = _labels(y)
+        arrival: np.ndarray | None
+        served: np.ndarray | None
         if ids is not None:
             keys = check_ids(ids, len(y))
             rows, arrival, served = self.store.take(keys)
@@ -172,9 +198,17 @@ class Live:
             window = slice(start, start + size)
             part = rows if len(pieces) == 1 else _take(rows, start, start + size)
             self._buffers, scores = _learn(
-                self._buffers, *self._shared, _device_rows(part), y if len(pieces) == 1 else y[window],
-                None if arrival is None else arrival[window], None if served is None else served[window],
-                layout=self._layout, d=self.n_features, selection=self.selection, sizes=self._sizes)
+                self._buffers,
+                *self._shared,
+                _device_rows(part),
+                y if len(pieces) == 1 else y[window],
+                None if arrival is None else arrival[window],
+                None if served is None else served[window],
+                layout=self._layout,
+                d=self.n_features,
+                selection=self.selection,
+                sizes=self._sizes,
+            )
             if return_scores:
                 out.append(scores)
             start += size
@@ -205,8 +239,7 @@ class Live:
         list of each learner's states, leaves of shape ``(its grid size, …)``)."""
         self._require_started()
         if len(self.learners) == 1:
-            return jax.tree.map(lambda a: np.asarray(a[0]).reshape(self.grid_shape + a.shape[2:]),
-                                self.carry[0].state)
+            return jax.tree.map(lambda a: np.asarray(a[0]).reshape(self.grid_shape + a.shape[2:]), self.carry[0].state)
         return [jax.tree.map(lambda a: np.asarray(a[0]), c.state) for c in self.carry]
 
     @property
@@ -228,20 +261,31 @@ class Live:
         """Every configuration's progressive measures, and the served stream's."""
         self._require_started()
         board = jax.tree.map(np.asarray, self.board)
-        alpha_p, c_p = (np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,))
-                        for v in self._flat_objective.measure_weights())
+        alpha_p, c_p = (
+            np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,)) for v in self._flat_objective.measure_weights()
+        )
         params = _params(self.learners, self._sizes, self.objective)
         weights = np.exp(board.log_weights.astype(np.float64))
         return Leaderboard(
-            params=params, counts=board.counts, sum=weighted_sum(board.counts, alpha_p),
-            sensitivity=sensitivity(board.counts), specificity=specificity(board.counts),
-            cost=weighted_cost(board.counts, c_p), recent_sum=weighted_sum(board.recent, alpha_p),
+            params=params,
+            counts=board.counts,
+            sum=weighted_sum(board.counts, alpha_p),
+            sensitivity=sensitivity(board.counts),
+            specificity=specificity(board.counts),
+            cost=weighted_cost(board.counts, c_p),
+            recent_sum=weighted_sum(board.recent, alpha_p),
             recent_cost=weighted_cost(board.recent, c_p),
-            auc=np.asarray(window_auc(self.board), np.float64), weights=weights / weights.sum(),
-            served=self.served, rule=self.selection.rule, served_counts=board.served_counts,
+            auc=np.asarray(window_auc(self.board), np.float64),
+            weights=weights / weights.sum(),
+            served=self.served,
+            rule=self.selection.rule,
+            served_counts=board.served_counts,
             served_sum=float(weighted_sum(board.served_counts, alpha_p[self.served])),
             served_cost=float(weighted_cost(board.served_counts, c_p[self.served])),
-            events=int(board.seen), pending=len(self.store), evicted=self.store.evicted)
+            events=int(board.seen),
+            pending=len(self.store),
+            evicted=self.store.evicted,
+        )
 
     # -- saving -------------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
@@ -256,10 +300,10 @@ class Live:
         meta["digest"] = _digest(arrays)
         path = os.fspath(path)
         with atomic_write(path) as fh:
-            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
 
     @classmethod
-    def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> "Live":
+    def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> Live:
         """The learner saved at ``path``, continuing exactly where it stopped.
 
         ``learner`` and ``objective`` must be those it was built with (the file holds states, not code).
@@ -276,8 +320,10 @@ class Live:
         except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, __import__("zipfile").BadZipFile) as err:
             raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
         if meta.get("format") != FORMAT:
-            raise LiveFileError(f"{path} has live-learner format {meta.get('format')} (written by jcsol "
-                                f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}")
+            raise LiveFileError(
+                f"{path} has live-learner format {meta.get('format')} (written by jcsol "
+                f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}"
+            )
         if meta.get("digest") != _digest(arrays):
             raise LiveFileError(f"{path} is corrupted: its arrays do not match their SHA-256")
         objective = Sum(rho="laplace") if objective is None else objective
@@ -292,22 +338,42 @@ class Live:
             state = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("encoder/")}
             encoder = getattr(importlib.import_module(module), name).from_state_dict(state)
         sel = meta["selection"]
-        live = cls(learner, objective, select=sel["rule"], margin=sel["margin"], rate=sel["rate"],
-                   forgetting=sel["forgetting"], auc_window=sel["window"], encoder=encoder,
-                   n_features=meta["n_features"], store_size=meta["store_size"], on_full=meta["on_full"],
-                   dtype=meta["dtype"], key=meta["key"])
+        live = cls(
+            learner,
+            objective,
+            select=sel["rule"],
+            margin=sel["margin"],
+            rate=sel["rate"],
+            forgetting=sel["forgetting"],
+            auc_window=sel["window"],
+            encoder=encoder,
+            n_features=meta["n_features"],
+            store_size=meta["store_size"],
+            on_full=meta["on_full"],
+            dtype=meta["dtype"],
+            key=meta["key"],
+        )
         live._hold(_restore(live.carry, arrays, "carry", path), _restore(live.board, arrays, "board", path))
         live.store.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("store/")})
         return live
 
     # -- inside -------------------------------------------------------------------------------------------
     def _description(self) -> dict:
-        return {"format": FORMAT, "jcsol": _version(), "learner": _describe(self.learner),
-                "objective": _describe(self.objective), "selection": self.selection._asdict(),
-                "encoder": None if self.encoder is None else
-                f"{type(self.encoder).__module__}.{type(self.encoder).__qualname__}",
-                "n_features": self.n_features, "store_size": self.store.capacity, "on_full": self.store.on_full,
-                "dtype": str(self.dtype), "key": self.key}
+        return {
+            "format": FORMAT,
+            "jcsol": _version(),
+            "learner": _describe(self.learner),
+            "objective": _describe(self.objective),
+            "selection": self.selection._asdict(),
+            "encoder": None
+            if self.encoder is None
+            else f"{type(self.encoder).__module__}.{type(self.encoder).__qualname__}",
+            "n_features": self.n_features,
+            "store_size": self.store.capacity,
+            "on_full": self.store.on_full,
+            "dtype": str(self.dtype),
+            "key": self.key,
+        }
 
     def _start(self, d: int) -> None:
         init_key = jax.random.split(jax.random.key(self.key))[1]
@@ -315,9 +381,12 @@ class Live:
         carry = []
         for learner, flat, size in zip(self.learners, self._shared[0], self._sizes):
             _check_memory(learner, d, size, self.dtype)
-            init = _compiled(("init", _signature((flat, keys)), d, str(self.dtype), size),
-                             lambda: jax.jit(functools.partial(_init_impl, n_grid=size, n_curve=0, d=d,
-                                                               dtype=self.dtype)).lower(flat, keys))
+            init = _compiled(
+                ("init", _signature((flat, keys)), d, str(self.dtype), size),
+                lambda size=size, flat=flat: jax.jit(
+                    functools.partial(_init_impl, n_grid=size, n_curve=0, d=d, dtype=self.dtype)
+                ).lower(flat, keys),
+            )
             carry.append(init(flat, keys))
         self.n_features = d
         self._hold(tuple(carry), jax.device_put(init_board(self.n_grid, self.selection, self.dtype)))
@@ -333,13 +402,20 @@ class Live:
 
     def _rows(self, X, *, update: bool):
         """A batch as checked dense rows or :class:`SparseRows` of this learner's dtype and dimension."""
-        if (isinstance(X, np.ndarray) and X.dtype == self.dtype and X.ndim == 2 and X.shape[1] == self.n_features
-                and np.isfinite(X.sum())):
+        if (
+            isinstance(X, np.ndarray)
+            and X.dtype == self.dtype
+            and X.ndim == 2
+            and X.shape[1] == self.n_features
+            and np.isfinite(X.sum())
+        ):
             return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
         if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X):
             if self.encoder is None:
-                raise TypeError(f"a batch of type {type(X).__name__} needs an encoder (Live(..., encoder="
-                                "jcsol.features.TableEncoder(...))); without one give an array or jcsol.SparseRows")
+                raise TypeError(
+                    f"a batch of type {type(X).__name__} needs an encoder (Live(..., encoder="
+                    "jcsol.features.TableEncoder(...))); without one give an array or jcsol.SparseRows"
+                )
             X = self.encoder.fit_transform(X) if update else self.encoder.transform(X)
         X = check_features(X)
         if isinstance(X, SparseRows):
@@ -359,8 +435,15 @@ class Live:
             parts = [self._score(_take(rows, a, a + step), grid=grid) for a in range(0, n, step)]
             return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
         size = n if n in self.batch_sizes else 1 << max(n - 1, 0).bit_length()  # the next power of 2
-        scores, served = _predict(self._buffers, self._shared[0], _device_rows(rows if size == n else _pad(rows, size)),
-                                  layout=self._layout, d=self.n_features, rule=self.selection.rule, grid=grid)
+        scores, served = _predict(
+            self._buffers,
+            self._shared[0],
+            _device_rows(rows if size == n else _pad(rows, size)),
+            layout=self._layout,
+            d=self.n_features,
+            rule=self.selection.rule,
+            grid=grid,
+        )
         if size == n:
             return (np.asarray(scores) if grid else None), np.asarray(served)
         return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
@@ -368,20 +451,31 @@ class Live:
 
 # -- compiled computations -------------------------------------------------------------------------------------
 
-def _learn_impl(carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, *, d,
-                selection, sizes):
+
+def _learn_impl(
+    carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, *, d, selection, sizes
+):
     """The engine's rounds over one batch for each learner (a single run, its grid vmapped), then the board's."""
     n = y.shape[0]
     none = jnp.zeros(1, jnp.int32)
-    new, scores, start = [], [], 0
+    new, per_learner, start = [], [], 0
     for carry, learner, size in zip(carries, learners, sizes):
-        own = jax.tree.map(lambda a: a[start:start + size], objective)
-        carry, s = _advance_impl(carry, learner, own, (rows, y, None), none, none,
-                                 jnp.arange(n, dtype=jnp.int32)[None], jnp.zeros(n, jnp.int32), d=d)
+        own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
+        carry, s = _advance_impl(
+            carry,
+            learner,
+            own,
+            (rows, y, None),
+            none,
+            none,
+            jnp.arange(n, dtype=jnp.int32)[None],
+            jnp.zeros(n, jnp.int32),
+            d=d,
+        )
         new.append(carry)
-        scores.append(s[0].T)  # (n, G of this learner)
+        per_learner.append(s[0].T)  # (n, G of this learner)
         start += size
-    scores = jnp.concatenate(scores, axis=1)
+    scores = jnp.concatenate(per_learner, axis=1)
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection)
     return tuple(new), board, scores
 
@@ -390,15 +484,21 @@ def _learn_impl(carries: tuple, board: Board, learners: tuple, objective, rows, 
 def _learn(buffers: tuple, learners: tuple, objective, rows, y, arrival, served, *, layout, d, selection, sizes):
     """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
     carries, board = _unpack(buffers, layout=layout)
-    carries, board, scores = _learn_impl(carries, board, learners, objective, rows, y, arrival, served, d=d,
-                                         selection=selection, sizes=sizes)
+    carries, board, scores = _learn_impl(
+        carries, board, learners, objective, rows, y, arrival, served, d=d, selection=selection, sizes=sizes
+    )
     return _pack((carries, board), layout=layout), scores
 
 
 def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid):
     """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``."""
-    scores = jnp.concatenate([_grid_scores(jax.tree.map(lambda a: a[0], state), learner, rows, d)
-                              for state, learner in zip(states, learners)], axis=1)
+    scores = jnp.concatenate(
+        [
+            _grid_scores(jax.tree.map(lambda a: a[0], state), learner, rows, d)
+            for state, learner in zip(states, learners)
+        ],
+        axis=1,
+    )
     return (scores if grid else None), served_score(chosen, scores, rule)
 
 
@@ -408,23 +508,27 @@ def _predict(buffers: tuple, learners: tuple, rows, *, layout, d, rule, grid):
     return _predict_impl(_states(carries), choice(board, rule), learners, rows, d=d, rule=rule, grid=grid)
 
 
+#: A leaf of more than this many elements is a buffer of its own in a :class:`_Layout`.
+SMALL_LEAF = 4096
+
+
 class _Layout(NamedTuple):
-    """Where each leaf of a pytree of arrays lies in a few flat buffers: a leaf of more than ``SMALL``
+    """Where each leaf of a pytree of arrays lies in a few flat buffers: a leaf of more than ``SMALL_LEAF``
     elements is a buffer of its own, the others are concatenated, one buffer per dtype."""
 
     treedef: Any
-    slots: tuple    # per leaf: (buffer, offset, shape)
+    slots: tuple  # per leaf: (buffer, offset, shape)
     buffers: tuple  # per buffer: (dtype name, size) of a concatenation, or None for a leaf of its own
 
-    SMALL = 4096
-
     @classmethod
-    def of(cls, tree) -> "_Layout":
+    def of(cls, tree) -> _Layout:
         leaves, treedef = jax.tree.flatten(tree)
-        buffers, groups, slots = [], {}, []
+        buffers: list[Any] = []  # per buffer: [dtype name, size], or None
+        groups: dict[str, int] = {}
+        slots: list[tuple[int, int, tuple[int, ...]]] = []
         for leaf in leaves:
             shape, dtype = tuple(leaf.shape), np.dtype(leaf.dtype)
-            if int(np.prod(shape)) > cls.SMALL:
+            if int(np.prod(shape)) > SMALL_LEAF:
                 slots.append((len(buffers), 0, shape))
                 buffers.append(None)
                 continue
@@ -448,9 +552,10 @@ def _pack(tree, *, layout: _Layout) -> tuple:
 
 @functools.partial(jax.jit, static_argnames="layout")
 def _unpack(buffers: tuple, *, layout: _Layout):
-    leaves = [buffers[at] if layout.buffers[at] is None else
-              buffers[at][offset:offset + int(np.prod(shape))].reshape(shape)
-              for at, offset, shape in layout.slots]
+    leaves = [
+        buffers[at] if layout.buffers[at] is None else buffers[at][offset : offset + int(np.prod(shape))].reshape(shape)
+        for at, offset, shape in layout.slots
+    ]
     return jax.tree.unflatten(layout.treedef, leaves)
 
 
@@ -470,12 +575,11 @@ def _grid_scores(state, learner, rows, d):
 
 
 def _compiled(key, lower):
-    if key not in _COMPILED:
-        _COMPILED[key] = lower().compile()
-    return _COMPILED[key]
+    return _COMPILED.get_or_build(key, lambda: lower().compile())[0]
 
 
 # -- batches, files --------------------------------------------------------------------------------------------
+
 
 def _pieces(n: int, sizes: tuple[int, ...] = ()) -> list[int]:
     """``n`` as a sum of the given ``sizes`` (largest first, as many as fit), then of bucket sizes, largest first
@@ -496,8 +600,9 @@ def _pad(rows, size: int):
     if not extra:
         return rows
     if isinstance(rows, SparseRows):
-        return SparseRows(np.pad(rows.indices, ((0, extra), (0, 0))), np.pad(rows.values, ((0, extra), (0, 0))),
-                          rows.n_features)
+        return SparseRows(
+            np.pad(rows.indices, ((0, extra), (0, 0))), np.pad(rows.values, ((0, extra), (0, 0))), rows.n_features
+        )
     return np.pad(rows, ((0, extra), (0, 0)))
 
 
@@ -535,7 +640,7 @@ def _params(learners: tuple, sizes: tuple, objective: Objective) -> dict[str, np
     for each, size in zip(learners, sizes):
         shape = _flatten_grid(each, objective, np.float64)[0]
         for k, v in each.hyperparameters().items():
-            out[k][start:start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
+            out[k][start : start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
         start += size
     if len(learners) > 1:
         out = {"learner": np.repeat([each.name for each in learners], sizes), **out}
@@ -546,9 +651,11 @@ def _describe(obj) -> dict | list:
     """A JSON description of a learner (or a list of them) or objective: class, static options, values."""
     if isinstance(obj, (list, tuple)):
         return [_describe(each) for each in obj]
-    desc = {"class": f"{type(obj).__module__}.{type(obj).__qualname__}",
-            "options": {k: repr(v) for k, v in obj.options().items()},
-            "hyperparameters": {k: np.asarray(v, np.float64).tolist() for k, v in obj.hyperparameters().items()}}
+    desc = {
+        "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
+        "options": {k: repr(v) for k, v in obj.options().items()},
+        "hyperparameters": {k: np.asarray(v, np.float64).tolist() for k, v in obj.hyperparameters().items()},
+    }
     return json.loads(json.dumps(desc))
 
 
@@ -571,4 +678,5 @@ def _restore(template, arrays: dict[str, np.ndarray], prefix: str, path):
 
 def _version() -> str:
     from .. import __version__
+
     return __version__

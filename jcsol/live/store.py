@@ -14,10 +14,14 @@ Policy (the same in every call, checked before anything is changed):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..stream import SparseRows
 
 ON_FULL = ("evict", "raise")
+
+#: Stored sparse rows: ``(indices, values, n_features)``, the arrays ``(n_alloc, width)``.
+SparseBlock = tuple[np.ndarray, np.ndarray, int]
 
 
 def check_ids(ids, n: int | None = None) -> list:
@@ -43,16 +47,16 @@ def check_ids(ids, n: int | None = None) -> list:
 class PendingStore:
     """A bounded table of pending events (rows, per-configuration scores, served score), keyed by id."""
 
-    def __init__(self, capacity: int, n_grid: int, on_full: str = "evict", dtype=np.float32):
+    def __init__(self, capacity: int, n_grid: int, on_full: str = "evict", dtype: DTypeLike = np.float32) -> None:
         if int(capacity) < 1:
             raise ValueError(f"store capacity must be >= 1, got {capacity}")
         if on_full not in ON_FULL:
             raise ValueError(f"on_full must be one of {', '.join(map(repr, ON_FULL))}, got {on_full!r}")
         self.capacity, self.n_grid, self.on_full = int(capacity), n_grid, on_full
-        self.slots: dict = {}   # id -> slot, in arrival order
+        self.slots: dict = {}  # id -> slot, in arrival order
         self.free: list[int] = []
         self.evicted = 0
-        self.rows = None        # (n_alloc, d) array, or (indices, values, n_features)
+        self.rows: np.ndarray | SparseBlock | None = None  # (n_alloc, d) array, or sparse, from the first put
         self.scores = np.zeros((0, n_grid), dtype)
         self.served = np.zeros(0, dtype)
 
@@ -68,15 +72,19 @@ class PendingStore:
         n = len(keys)
         held = [k for k in keys if k in self.slots]
         if held:
-            raise ValueError(f"ids already pending (predicted, not yet labelled): {held[:5]}"
-                             f"{' …' if len(held) > 5 else ''}; an id names one event")
+            raise ValueError(
+                f"ids already pending (predicted, not yet labelled): {held[:5]}"
+                f"{' …' if len(held) > 5 else ''}; an id names one event"
+            )
         if n > self.capacity:
             raise OverflowError(f"a batch of {n} events is larger than the store ({self.capacity} events)")
         if self.on_full == "raise" and len(self.slots) + n > self.capacity:
-            raise OverflowError(f"the store holds {len(self.slots)} of {self.capacity} pending events; "
-                                f"{n} more do not fit (label some, or use on_full='evict')")
+            raise OverflowError(
+                f"the store holds {len(self.slots)} of {self.capacity} pending events; "
+                f"{n} more do not fit (label some, or use on_full='evict')"
+            )
 
-    def put(self, keys: list, rows, scores: np.ndarray, served: np.ndarray) -> None:
+    def put(self, keys: list, rows: np.ndarray | SparseRows, scores: np.ndarray, served: np.ndarray) -> None:
         n = len(keys)
         self.check_new(keys)
         over = len(self.slots) + n - self.capacity
@@ -88,36 +96,52 @@ class PendingStore:
         for k, s in zip(keys, slots):
             self.slots[k] = s
         if isinstance(rows, SparseRows):
+            assert isinstance(self.rows, tuple)
             indices, values, _ = self.rows
             width = rows.indices.shape[1]
             indices[slots, :width], values[slots, :width] = rows.indices, rows.values
             indices[slots, width:], values[slots, width:] = 0, 0
         else:
+            assert isinstance(self.rows, np.ndarray)
             self.rows[slots] = rows
         self.scores[slots], self.served[slots] = scores, served
 
-    def take(self, keys: list):
+    def take(self, keys: list) -> tuple[np.ndarray | SparseRows, np.ndarray, np.ndarray]:
         """Rows, scores and served scores of ``keys``, removed from the store."""
         unknown = [k for k in keys if k not in self.slots]
         if unknown:
-            raise KeyError(f"{len(unknown)} id(s) are not pending (never predicted, already labelled, or evicted "
-                           f"from the full store): {unknown[:5]}{' …' if len(unknown) > 5 else ''}; filter the "
-                           "batch with Live.pending(ids)")
+            raise KeyError(
+                f"{len(unknown)} id(s) are not pending (never predicted, already labelled, or evicted "
+                f"from the full store): {unknown[:5]}{' …' if len(unknown) > 5 else ''}; filter the "
+                "batch with Live.pending(ids)"
+            )
         slots = np.array([self.slots.pop(k) for k in keys], np.int64)
         self.free.extend(slots.tolist())
+        rows: np.ndarray | SparseRows
         if isinstance(self.rows, tuple):
             indices, values, d = self.rows
             rows = SparseRows(indices[slots], values[slots], d)
         else:
+            assert self.rows is not None
             rows = self.rows[slots]
         return rows, self.scores[slots], self.served[slots]
 
-    def _allocate(self, n: int, rows) -> np.ndarray:
+    def _allocate(self, n: int, rows: np.ndarray | SparseRows) -> np.ndarray:
         if self.rows is None:
-            self.rows = ((np.zeros((0, rows.indices.shape[1]), np.int32), np.zeros((0, rows.values.shape[1]),
-                          rows.values.dtype), rows.n_features) if isinstance(rows, SparseRows)
-                         else np.zeros((0, rows.shape[1]), rows.dtype))
-        if isinstance(self.rows, tuple) and rows.indices.shape[1] > self.rows[0].shape[1]:
+            self.rows = (
+                (
+                    np.zeros((0, rows.indices.shape[1]), np.int32),
+                    np.zeros((0, rows.values.shape[1]), rows.values.dtype),
+                    rows.n_features,
+                )
+                if isinstance(rows, SparseRows)
+                else np.zeros((0, rows.shape[1]), rows.dtype)
+            )
+        if (
+            isinstance(self.rows, tuple)
+            and isinstance(rows, SparseRows)
+            and rows.indices.shape[1] > self.rows[0].shape[1]
+        ):
             indices, values, d = self.rows
             extra = rows.indices.shape[1] - indices.shape[1]
             self.rows = (np.pad(indices, ((0, 0), (0, extra))), np.pad(values, ((0, 0), (0, extra))), d)
@@ -132,8 +156,9 @@ class PendingStore:
 
     def _grow(self, size: int) -> None:
         pad = lambda a: np.concatenate([a, np.zeros((size - a.shape[0],) + a.shape[1:], a.dtype)])
-        self.rows = (pad(self.rows[0]), pad(self.rows[1]), self.rows[2]) if isinstance(self.rows, tuple) \
-            else pad(self.rows)
+        self.rows = (
+            (pad(self.rows[0]), pad(self.rows[1]), self.rows[2]) if isinstance(self.rows, tuple) else pad(self.rows)
+        )
         self.scores, self.served = pad(self.scores), pad(self.served)
 
     # -- saving -----------------------------------------------------------------------------------------
@@ -141,11 +166,16 @@ class PendingStore:
         """The pending events, oldest first, as arrays (for :meth:`jcsol.Live.save`)."""
         keys = list(self.slots)
         slots = np.array([self.slots[k] for k in keys], np.int64)
-        out = {"ids": np.array(keys) if keys else np.zeros(0, np.int64), "scores": self.scores[slots],
-               "served": self.served[slots], "evicted": np.array(self.evicted, np.int64)}
+        out = {
+            "ids": np.array(keys) if keys else np.zeros(0, np.int64),
+            "scores": self.scores[slots],
+            "served": self.served[slots],
+            "evicted": np.array(self.evicted, np.int64),
+        }
         if isinstance(self.rows, tuple):
-            out.update(indices=self.rows[0][slots], values=self.rows[1][slots],
-                       n_features=np.array(self.rows[2], np.int64))
+            out.update(
+                indices=self.rows[0][slots], values=self.rows[1][slots], n_features=np.array(self.rows[2], np.int64)
+            )
         elif self.rows is not None:
             out["dense"] = self.rows[slots]
         return out
@@ -155,6 +185,9 @@ class PendingStore:
         self.evicted = int(arrays["evicted"])
         if not keys:
             return
-        rows = (SparseRows(arrays["indices"], arrays["values"], int(arrays["n_features"])) if "indices" in arrays
-                else arrays["dense"])
+        rows = (
+            SparseRows(arrays["indices"], arrays["values"], int(arrays["n_features"]))
+            if "indices" in arrays
+            else arrays["dense"]
+        )
         self.put(keys, rows, arrays["scores"], arrays["served"])

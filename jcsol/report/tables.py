@@ -1,0 +1,150 @@
+"""Paper-style tables of results: one row per grid point, mean ± standard deviation over permutations, the best
+value of each column in bold, as aligned text, Markdown or LaTeX."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import metrics
+from ..objective import Cost
+from ..result import Result
+from .records import as_results, measure_values
+
+__all__ = ["table", "render", "mean_std", "default_measures", "FORMATS"]
+
+TITLES = {
+    "sum": "sum (%)",
+    "sensitivity": "sensitivity (%)",
+    "specificity": "specificity (%)",
+    "accuracy": "accuracy (%)",
+    "balanced_accuracy": "balanced acc. (%)",
+    "cost": "cost",
+    "example_cost": "example cost",
+}
+FORMATS = ("text", "markdown", "latex")
+
+
+def mean_std(values: np.ndarray, scale: float = 1.0) -> str:
+    """``mean ± std`` over the last axis (the sample std, as MATLAB's ``std``, the papers' tool)."""
+    values = np.asarray(values, np.float64) * scale
+    std = values.std(ddof=1) if values.size > 1 else 0.0
+    return f"{values.mean():.3f} ± {std:.3f}"
+
+
+def _param_text(params: dict[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in params.items()) or "-"
+
+
+def default_measures(result: Result) -> tuple[str, ...]:
+    """The papers' columns: *sum* or *cost* (by the objective), then sensitivity and specificity."""
+    return (("cost" if isinstance(result.objective, Cost) else "sum"), "sensitivity", "specificity")
+
+
+def _shown_params(result: Result) -> dict[str, np.ndarray]:
+    """The learner's hyperparameters, and the objective's where they vary over the grid."""
+    learner_names = set(result.learner.hyperparameters())
+    return {k: v for k, v in result.params.items() if k in learner_names or np.unique(v).size > 1}
+
+
+def _latex_escape(text: str) -> str:
+    out = str(text)
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("#", r"\#"),
+        ("±", r"$\pm$"),
+        ("×", r"$\times$"),
+        ("γ", r"$\gamma$"),
+        ("η", r"$\eta$"),
+        ("ρ", r"$\rho$"),
+    ):
+        out = out.replace(a, b)
+    return out
+
+
+def render(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    fmt: str = "text",
+    bold: Iterable[tuple[int, int]] = (),
+    caption: str | None = None,
+) -> str:
+    """A table of strings as aligned text, Markdown or LaTeX (``booktabs``); cells ``(row, column)`` in
+    ``bold`` are emphasised (``*x*`` in text, ``**x**`` in Markdown, ``\\textbf{x}`` in LaTeX)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    bold = set(bold)
+    mark = {"text": "*{}*", "markdown": "**{}**", "latex": r"\textbf{{{}}}"}[fmt]
+    cells = [[(_latex_escape(c) if fmt == "latex" else str(c)) for c in row] for row in rows]
+    cells = [[mark.format(c) if (i, j) in bold else c for j, c in enumerate(row)] for i, row in enumerate(cells)]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in cells])
+    if fmt == "latex":
+        lines = [r"\begin{table}[t]", r"\centering"]
+        if caption:
+            lines.append(r"\caption{" + _latex_escape(caption) + "}")
+        lines += [
+            r"\begin{tabular}{" + "l" * len(header) + "}",
+            r"\toprule",
+            " & ".join(_latex_escape(h) for h in header) + r" \\",
+            r"\midrule",
+        ]
+        lines += [" & ".join(r) + r" \\" for r in cells]
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines)
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *cells)]
+    line = lambda row: "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bold: bool = True) -> str:
+    """Rows of ``name, hyperparameters, measures…, time per run`` for every grid point of every result.
+
+    Args:
+        results: a :class:`jcsol.Result` (or :class:`jcsol.Best`, or protocol outcome), or such objects by row
+            name (a learner's name, say).
+        measures: the measures to show, from :data:`jcsol.metrics.MEASURES`; by default the papers' columns
+            for the first result's objective (see :func:`default_measures`).
+        fmt: ``"text"`` (aligned columns), ``"markdown"`` or ``"latex"``.
+        bold: emphasise the best mean of each measure column (highest; lowest for the costs) when the table has
+            several rows, as the papers do.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    results = as_results(results)
+    if not results:
+        raise ValueError("no results to tabulate")
+    measures = tuple(measures or default_measures(next(iter(results.values()))))
+    for m in measures:
+        metrics.check_measure(m)
+    header = ["learner", "hyperparameters", *(TITLES[m] for m in measures), "time/run (s)"]
+    rows, means = [], []
+    for name, res in results.items():
+        params = _shown_params(res)
+        values = {m: measure_values(res, m) for m in measures}
+        for index in np.ndindex(*res.grid_shape):
+            point = {k: float(v[index]) for k, v in params.items()}
+            cells = [name, _param_text(point)]
+            row_means = []
+            for m in measures:
+                cells.append(mean_std(values[m][index], 100.0 if m in metrics.RATES else 1.0))
+                row_means.append(float(np.mean(values[m][index])))
+            cells.append(f"{res.time_per_run:.2e}")
+            rows.append(cells)
+            means.append(row_means)
+    marked: set[tuple[int, int]] = set()
+    if bold and len(rows) > 1:
+        arr = np.array(means, np.float64)
+        for j, m in enumerate(measures):
+            col = arr[:, j]
+            if np.all(np.isnan(col)):
+                continue
+            best = np.nanmax(col) if metrics.HIGHER_IS_BETTER[m] else np.nanmin(col)
+            marked |= {(int(i), 2 + j) for i in np.flatnonzero(np.isclose(col, best, rtol=0, atol=5e-7))}
+    return render(header, rows, fmt, marked)
