@@ -48,7 +48,16 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def sensitivity(counts: np.ndarray) -> np.ndarray:
-    """``(T_p − M_p)/T_p``; NaN where the stream has no positive example."""
+    """``(T_p − M_p)/T_p``; NaN where the stream has no positive example.
+
+    Counts are ``(…, 4)`` arrays in the order ``TP, FN, FP, TN``:
+
+    >>> from jcsol import metrics
+    >>> float(metrics.sensitivity([8, 2, 30, 60])), float(metrics.specificity([8, 2, 30, 60]))
+    (0.8, 0.6666666666666666)
+    >>> float(metrics.weighted_sum([8, 2, 30, 60], alpha_p=0.5))
+    0.7333333333333334
+    """
     c = np.asarray(counts)
     return _ratio(c[..., TP], c[..., TP] + c[..., FN])
 
@@ -136,7 +145,12 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
 
 
 def auc_numpy(scores, y) -> float:
-    """:func:`auc` in float64 NumPy, from average ranks (Mann–Whitney), without a mask."""
+    """:func:`auc` in float64 NumPy, from average ranks (Mann–Whitney), without a mask; ties count ½.
+
+    >>> from jcsol import metrics
+    >>> metrics.auc_numpy([0.9, 0.4, 0.4, 0.1], [1, 1, -1, -1])
+    0.875
+    """
     scores = np.asarray(scores, np.float64)
     y = np.asarray(y)
     order = np.argsort(scores, kind="mergesort")
