@@ -4,7 +4,10 @@ Two sweeps, each run both ways (the 2 processes join a coordinator on 127.0.0.1,
 
 - the papers' protocol on a9a (train + test, 48,842 × 123; ``--rows`` keeps the first rows): COG-I (or
   ``--learner``) with 11 learning rates × ``--perms`` permutations (20: 220 runs);
-- a KOIL grid on the KOIL authors' ``german`` (``--koil-rows`` rows): 3 σ × 3 C × ``--perms`` permutations.
+- a KOIL grid on the KOIL authors' ``german`` (``--koil-rows`` rows): 3 σ × 3 C × ``--perms`` permutations;
+- ``koil-1``: the same grid over one permutation, cut in ``grid_blocks=2`` (two units, one per device), and
+  beside it the grid whole on one device (``grid_blocks=1``, the only layout one permutation had without
+  cutting the grid), whose ratio is the gain from the second device.
 
 For each layout it prints the time of the run (compile and execution, from :attr:`jcsol.Result.time_compile`
 and ``time_run``, the slowest process), the wall time of the processes (start-up, joining, reading the data
@@ -50,16 +53,17 @@ def child(args) -> None:
         X, y = jcsol.datasets.load_koil("german", data_dir=args.data_dir / "koil")
         X, y = X[: args.koil_rows], y[: args.koil_rows]
         learner = jcsol.grid(jcsol.KOIL(budget_pos=50, budget_neg=50), sigma=[0.5, 1.0, 2.0], C=[1.0, 4.0, 16.0])
-    res = jcsol.run(learner, X, y, perms=args.perms, key=0)
-    np.save(args.out / f"{args.sweep}-{args.processes}-{args.process}.npy", res.counts)
+    perms = 1 if args.sweep == "koil-1" else args.perms
+    res = jcsol.run(learner, X, y, perms=perms, key=0, grid_blocks=args.grid_blocks)
+    np.save(args.out / f"{args.sweep}-{args.processes}-{args.grid_blocks}-{args.process}.npy", res.counts)
     print(json.dumps({"compile_s": res.time_compile, "run_s": res.time_run, "runs": res.n_runs, "rows": len(y)}))
 
 
-def launch(args, sweep: str, processes: int, out: Path) -> dict:
+def launch(args, sweep: str, processes: int, out: Path, devices: int = 2, grid_blocks: int = 1) -> dict:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, JCSOL_CPU_DEVICES=str(2 // processes))
+    env = dict(os.environ, JCSOL_CPU_DEVICES=str(devices // processes))
     common = [
         "--child",
         "--sweep",
@@ -80,6 +84,8 @@ def launch(args, sweep: str, processes: int, out: Path) -> dict:
         str(args.perms),
         "--learner",
         args.learner,
+        "--grid-blocks",
+        str(grid_blocks),
     ]
     start = time.perf_counter()
     procs = [
@@ -115,11 +121,12 @@ def main() -> None:
     parser.add_argument("--koil-rows", type=int, default=1000, help="rows of KOIL's german (all: 1000)")
     parser.add_argument("--perms", type=int, default=20)
     parser.add_argument("--learner", default="COG-I", help="COG-I or ACOG-I-diag, say")
-    parser.add_argument("--sweeps", nargs="*", default=["a9a", "koil"], choices=["a9a", "koil"])
+    parser.add_argument("--sweeps", nargs="*", default=["a9a", "koil", "koil-1"], choices=["a9a", "koil", "koil-1"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sweep", help=argparse.SUPPRESS)
     parser.add_argument("--processes", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--process", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--grid-blocks", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -130,10 +137,11 @@ def main() -> None:
 
     print(
         f"CPU cores: {os.cpu_count()}; a9a: first {args.rows} rows, {args.learner}, 11 η × {args.perms} "
-        f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations"
+        f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations (koil-1: 1 "
+        "permutation, the grid in 2 blocks; ratios against the whole grid on 1 device)"
     )
     header = (
-        f"{'sweep':<6} {'layout':<22} {'runs':>5} {'compile s':>9} {'run s':>8} {'wall s':>8} "
+        f"{'sweep':<6} {'layout':<30} {'runs':>5} {'compile s':>9} {'run s':>8} {'wall s':>8} "
         f"{'run ×':>6} {'wall ×':>6} {'same':>5}"
     )
     print(header)
@@ -141,16 +149,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         for sweep in args.sweeps:
-            one, two = launch(args, sweep, 1, out), launch(args, sweep, 2, out)
-            ref = np.load(out / f"{sweep}-1-0.npy")
-            same = all(np.array_equal(ref, np.load(out / f"{sweep}-2-{p}.npy")) for p in range(2))
-            for layout, r in (("1 process × 2 devices", one), ("2 processes × 1 device", two)):
-                base = layout.startswith("1")
-                run_ratio = (r["compile_s"] + r["run_s"]) / (one["compile_s"] + one["run_s"])
-                ratios = ("", "", "") if base else (f"{run_ratio:.2f}", f"{r['wall_s'] / one['wall_s']:.2f}", str(same))
+            blocks = 2 if sweep == "koil-1" else 1
+            layouts = [("1 process × 2 devices", launch(args, sweep, 1, out, grid_blocks=blocks))]
+            layouts.append(("2 processes × 1 device", launch(args, sweep, 2, out, grid_blocks=blocks)))
+            ref = np.load(out / f"{sweep}-1-{blocks}-0.npy")
+            same = all(np.array_equal(ref, np.load(out / f"{sweep}-2-{blocks}-{p}.npy")) for p in range(2))
+            if sweep == "koil-1":  # the baseline: the whole grid on one device
+                layouts.insert(0, ("1 process × 1 device, grid whole", launch(args, sweep, 1, out, devices=1)))
+            base = layouts[0][1]
+            for i, (layout, r) in enumerate(layouts):
+                run_ratio = (r["compile_s"] + r["run_s"]) / (base["compile_s"] + base["run_s"])
+                ratios = ("", "", "") if not i else (f"{run_ratio:.2f}", f"{r['wall_s'] / base['wall_s']:.2f}", "")
+                same_bits = str(same) if layout.startswith("2") else ""
                 print(
-                    f"{sweep:<6} {layout:<22} {r['runs']:>5} {r['compile_s']:>9.2f} {r['run_s']:>8.2f} "
-                    f"{r['wall_s']:>8.2f} {ratios[0]:>6} {ratios[1]:>6} {ratios[2]:>5}"
+                    f"{sweep:<6} {layout:<30} {r['runs']:>5} {r['compile_s']:>9.2f} {r['run_s']:>8.2f} "
+                    f"{r['wall_s']:>8.2f} {ratios[0]:>6} {ratios[1]:>6} {same_bits:>5}"
                 )
 
 

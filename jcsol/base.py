@@ -73,8 +73,11 @@ def choice(default: Any, *options: Any) -> Any:
 
 
 def concrete_values(value: Any) -> np.ndarray | None:
-    """``value`` as a float array if it is concrete, ``None`` under tracing or for non-numeric leaves."""
+    """``value`` as a float array if it is concrete, ``None`` under tracing, for non-numeric leaves, and for
+    arrays split over several processes (checked before they were placed)."""
     if isinstance(value, jax.core.Tracer):
+        return None
+    if isinstance(value, jax.Array) and not value.is_fully_addressable:
         return None
     if isinstance(value, (bool, np.bool_)):
         return None

@@ -2,8 +2,9 @@
 
 Start every process with :func:`initialize` (or ``jax.distributed.initialize``), then call :func:`jcsol.run`
 with the same arguments in each. The runs of the sweep (grid points × permutations) are laid over one mesh of
-every process's devices, in the order of the processes: with ``D`` devices in all, device ``j`` runs the
-permutations ``j·P/D … (j+1)·P/D`` (the permutation count padded to a multiple of ``D``), exactly as ``D``
+every process's devices, in the order of the processes, as *units*: a unit is one permutation and one of the
+``grid_blocks`` blocks of grid points (the whole grid by default). With ``U`` units and ``D`` devices in all,
+device ``j`` runs the units ``j·U/D … (j+1)·U/D`` (``U`` padded to a multiple of ``D``), exactly as ``D``
 devices of one process would, so the result is bit-identical to the same call in one process. Each process
 feeds its devices only their runs (the row orders, the keys, the counts of each class) and the stream: the
 arrays held in memory are replicated; a :class:`jcsol.datasets.RowStore` on a shared file system is read by
@@ -127,7 +128,8 @@ class Spread:
     """Runs laid over the devices of several processes: the engine's placement of inputs and gathering of
     outputs when ``jax.process_count() > 1``.
 
-    ``n_padded`` runs (permutations, a multiple of the device count) are split in equal blocks over
+    ``n_padded`` run units (a permutation and a block of grid points each, padded to a multiple of the device
+    count) are split in equal blocks over
     ``devices`` (all of them, in :func:`global_devices` order). Collectives run under the engine's watchdog
     (``timeout`` seconds of no progress end them with :class:`jcsol.StallError`) and turn a peer's failure into
     :class:`DistributedError`.
@@ -218,13 +220,17 @@ class Spread:
     def same_call(self, fingerprint: str, **options: int) -> None:
         """Refuses, on every process, a run whose processes were called with different arguments: the
         ``fingerprint`` of the run (learner, objective, data, costs, permutations, key, dtype, curve points,
-        chunk size) and the ``options`` that decide which collectives a run makes must agree."""
+        chunk size, grid blocks) and the ``options`` that decide which collectives a run makes must agree."""
         mine = [int(fingerprint[:15], 16), *(int(v) for v in options.values())]
         table = self.agree(mine, "comparing the calls of jcsol.run")
         differ = [
             name
             for j, name in enumerate(
-                ["learner, objective, data, costs, permutations, key, dtype, curve points or chunk size", *options]
+                [
+                    "learner, objective, data, costs, permutations, key, dtype, curve points, chunk size or "
+                    "grid blocks",
+                    *options,
+                ]
             )
             if np.any(table[:, j] != table[0, j])
         ]

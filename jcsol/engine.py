@@ -2,7 +2,8 @@
 
 A *run* is one pass of a learner over one ordering of the stream. :func:`run` executes all runs of a
 protocol at once — every point of the hyperparameter grid times every permutation — as one compiled
-``lax.scan`` over rounds, vmapped over grid points (inner) and permutations (outer), the permutation axis
+``lax.scan`` over rounds, vmapped over grid points (inner) and *run units* (outer): a unit is one permutation
+and one block of consecutive grid points (the whole grid unless ``grid_blocks`` cuts it), and the units are
 split over the local devices, or over the devices of every process of a distributed run
 (:mod:`jcsol.distributed`). Rows are gathered by index at each round (``X[idx[t]]``): no permuted copy of
 ``X`` is ever made. Confusion counts are carried through the scan and online curves are sampled at
@@ -79,6 +80,7 @@ def run(
     progress: bool | None = None,
     on_chunk: Callable[[ChunkDone], None] | None = None,
     stall_timeout: float | str | None = "auto",
+    grid_blocks: int = 1,
     gather: Literal["all"] = "all",
 ) -> Result: ...
 
@@ -102,6 +104,7 @@ def run(
     progress: bool | None = None,
     on_chunk: Callable[[ChunkDone], None] | None = None,
     stall_timeout: float | str | None = "auto",
+    grid_blocks: int = 1,
     gather: str,
 ) -> Result | None: ...
 
@@ -124,6 +127,7 @@ def run(
     progress: bool | None = None,
     on_chunk: Callable[[ChunkDone], None] | None = None,
     stall_timeout: float | str | None = "auto",
+    grid_blocks: int = 1,
     gather: str = "all",
 ) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
@@ -164,6 +168,13 @@ def run(
             resume). On the CPU, progress is the process doing work (see :mod:`jcsol.watchdog`), so a slow chunk
             never trips it, a deadlocked one does; on an accelerator, the chunk finishing. ``"auto"`` (default):
             300 s on the CPU, no limit on accelerators; ``None``: no limit.
+        grid_blocks: the grid's points are cut into this many blocks of consecutive points (the last padded with
+            copies of the last point, computed and dropped), and each permutation of each block is a unit that
+            devices hold apart: with fewer permutations than devices, ``grid_blocks > 1`` puts the idle devices
+            to work. The result is bit-identical for any number of devices and processes given the same
+            ``grid_blocks``; between two values it may differ in the last bits, as a block's grid points share
+            each round's row in one matrix–vector product whose rounding depends on the block's size. Default 1:
+            a device holds the whole grid of its permutations (the fastest on one device).
         gather: where the result of a run over several processes is gathered: ``"all"`` (default) gives every
             process the same whole :class:`jcsol.Result`; ``"first"`` gives it to process 0 only, and every other
             process returns ``None`` (and its ``on_chunk`` receives ``states=None``), for results too large to
@@ -218,7 +229,10 @@ def run(
         )
     d = X.shape[1]
     grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
-    _check_memory(learner, d, math.prod(grid_shape) * _runs_here(n_perm), dtype)
+    blocks = _check_grid_blocks(grid_blocks, math.prod(grid_shape))
+    block = -(-math.prod(grid_shape) // blocks)  # grid points per unit
+    n_units = n_perm * blocks
+    _check_memory(learner, d, block * _runs_here(n_units), dtype)
 
     n_curve = int(curve_points)
     if not 0 <= n_curve <= length:
@@ -231,10 +245,17 @@ def run(
     n_chunks = -(-length // chunk)
     slots, curve_t = _curve_slots(length, n_curve)
 
-    devices = _devices_for(n_perm)
+    devices = _devices_for(n_units)
     n_devices = len(devices)
-    n_runs_per_device = math.prod(grid_shape) * (-(-n_perm // n_devices))
-    keys, idx_padded, n_pos_d, n_neg_d = _pad_runs((jax.random.split(init_key, n_perm), idx, n_pos, n_neg), n_devices)
+    n_runs_per_device = block * (-(-n_units // n_devices))
+    per_unit = (
+        _blocked((flat_learner, flat_objective), n_perm, blocks, block),
+        jnp.repeat(jax.random.split(init_key, n_perm), blocks, axis=0),
+        np.repeat(idx, blocks, axis=0),
+        np.repeat(n_pos, blocks),
+        np.repeat(n_neg, blocks),
+    )
+    hyper, keys, idx_padded, n_pos_d, n_neg_d = _pad_runs(per_unit, n_devices)
     spread = (
         Spread(devices, idx_padded.shape[0], timeout=stall_after, on_cpu=platform == "cpu")
         if jax.process_count() > 1
@@ -245,11 +266,9 @@ def run(
         store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype, spread
     )
     if spread is None:
-        shared = jax.device_put((flat_learner, flat_objective))
-        n_runs = jax.device_put((n_pos_d, n_neg_d))
+        hyper, n_runs = jax.device_put((hyper, (n_pos_d, n_neg_d)))
     else:  # every input a global array: each process places its own devices' part
-        shared, n_runs = spread.whole((flat_learner, flat_objective)), spread.split((n_pos_d, n_neg_d))
-        keys = spread.split(keys)
+        hyper, n_runs, keys = spread.split((hyper, (n_pos_d, n_neg_d), keys))
     fingerprint = (
         _fingerprint(
             learner,
@@ -261,6 +280,7 @@ def run(
             n_curve,
             chunk,
             init_key,
+            blocks,
         )
         if checkpoint is not None or spread is not None
         else ""
@@ -289,12 +309,12 @@ def run(
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, carry_shape, time_compile = _compiled_init(
-        shared[0], keys, n_grid=math.prod(grid_shape), n_curve=n_curve, d=d, dtype=dtype, devices=devices
+        hyper[0], keys, n_grid=block, n_curve=n_curve, d=d, dtype=dtype, devices=devices
     )
     if restored is None:
-        carry = init_fn(shared[0], keys)
+        carry = init_fn(hyper[0], keys)
     elif spread is None:
-        carry = _restore_carry(carry_shape, restored[1], n_perm, n_devices, checkpoint)
+        carry = _restore_carry(carry_shape, restored[1], n_units, n_devices, checkpoint)
     else:
         carry = spread.from_local(carry_shape, restored[1])
     show = _Progress(n_chunks, first, length, chunk, enabled=progress, name=learner.name)
@@ -302,7 +322,7 @@ def run(
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
         data, order = pending if k == first else chunks.get(k)
-        args = (*shared, data, *n_runs, order, slots[window] if spread is None else spread.whole(slots[window]))
+        args = (*hyper, data, *n_runs, order, slots[window] if spread is None else spread.whole(slots[window]))
         advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices)
         time_compile += seconds
         start = time.perf_counter()
@@ -324,7 +344,7 @@ def run(
         if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
             if spread is None:
                 save_checkpoint(
-                    checkpoint, fingerprint, k + 1, n_chunks, [np.asarray(a)[:n_perm] for a in jax.tree.leaves(carry)]
+                    checkpoint, fingerprint, k + 1, n_chunks, [np.asarray(a)[:n_units] for a in jax.tree.leaves(carry)]
                 )
             else:
                 save_share(checkpoint, fingerprint, k + 1, n_chunks, spread.local(carry), layout=spread.layout())
@@ -343,7 +363,7 @@ def run(
                     k + 1,
                     n_chunks,
                     min((k + 1) * chunk, length),
-                    None if states is None else _grid_major(states, grid_shape, n_perm),
+                    None if states is None else _grid_major(states, grid_shape, n_perm, blocks),
                 )
             )
     show.close()
@@ -351,12 +371,11 @@ def run(
     final = carry if spread is None else spread.gather(carry, "gathering the results", everywhere=everywhere)
     if not everywhere:
         return None
-    final = _grid_major(final, grid_shape, n_perm)
+    final = _grid_major(final, grid_shape, n_perm, blocks)
     scores = None
-    if record_scores:
-        pieces = [a[:n_perm] for a in chunk_scores_seen]
-        per_round = np.concatenate(pieces, axis=-1)[..., :length] if pieces else np.zeros((n_perm, 0, length))
-        scores = np.swapaxes(per_round, 0, 1).reshape(grid_shape + (n_perm, length))
+    if record_scores:  # never resumed, so every chunk's scores are here
+        per_round = np.concatenate([a[:n_units] for a in chunk_scores_seen], axis=-1)[..., :length]
+        scores = _grid_major(per_round, grid_shape, n_perm, blocks)
     _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
     return Result(
         learner=learner,
@@ -431,9 +450,40 @@ def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
         )
 
 
-def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int):
-    """Carry leaves laid out (permutations, grid points, …) as (grid_shape…, permutations, …), padding dropped."""
-    return jax.tree.map(lambda a: jnp.swapaxes(a[:n_perm], 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:]), tree)
+def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int, blocks: int):
+    """Leaves laid out (units, grid points of the unit's block, …) as (grid_shape…, permutations, …), the
+    padded units and grid points dropped. Unit ``u`` is permutation ``u // blocks``, block ``u % blocks``."""
+    n_grid = math.prod(grid_shape)
+
+    def one(a):
+        xp = np if isinstance(a, np.ndarray) else jnp
+        per_perm = a[: n_perm * blocks].reshape((n_perm, blocks * a.shape[1]) + a.shape[2:])[:, :n_grid]
+        return xp.swapaxes(per_perm, 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:])
+
+    return jax.tree.map(one, tree)
+
+
+def _check_grid_blocks(grid_blocks, n_grid: int) -> int:
+    """``grid_blocks`` checked: a whole number of blocks, none of them empty, for a grid of ``n_grid`` points."""
+    valid = [k for k in range(1, n_grid + 1) if (k - 1) * -(-n_grid // k) < n_grid]
+    if isinstance(grid_blocks, bool) or not isinstance(grid_blocks, (int, np.integer)) or grid_blocks not in valid:
+        shown = ", ".join(map(str, valid)) if len(valid) <= 12 else f"{', '.join(map(str, valid[:11]))}, …"
+        raise ValueError(
+            f"grid_blocks must cut the grid's {n_grid} point(s) into blocks of equal size, none of them empty: "
+            f"one of {shown}; got {grid_blocks!r}"
+        )
+    return int(grid_blocks)
+
+
+def _blocked(tree, n_perm: int, blocks: int, block: int):
+    """Hyperparameter leaves of the flat grid as ``(n_perm * blocks, block)``: unit ``u`` holds the grid
+    points of block ``u % blocks``, the last block padded with copies of the last point."""
+
+    def one(a):
+        padded = np.concatenate([a, np.repeat(a[-1:], blocks * block - a.shape[0])])
+        return np.tile(padded.reshape(blocks, block), (n_perm, 1))
+
+    return jax.tree.map(one, tree)
 
 
 def _resolve_dtype(dtype) -> np.dtype:
@@ -565,19 +615,19 @@ class _StoredChunks:
         return self.spread.whole(((indices, values), y, costs)), self.spread.split(local)
 
 
-def _pad_runs(per_perm: tuple, n_devices: int) -> tuple:
-    """Pads the permutation axis to a multiple of the device count by repeating the last permutation."""
-    pad = -per_perm[0].shape[0] % n_devices
+def _pad_runs(per_unit, n_devices: int):
+    """Pads the unit axis (every leaf's first) to a multiple of the device count by repeating the last unit."""
+    pad = -jax.tree.leaves(per_unit)[0].shape[0] % n_devices
     if not pad:
-        return per_perm
-    return tuple(jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) for a in per_perm)
+        return per_unit
+    return jax.tree.map(lambda a: jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]), per_unit)
 
 
-def _restore_carry(shapes, leaves: list[np.ndarray], n_perm: int, n_devices: int, path) -> Any:
-    """The carry saved in a checkpoint (unpadded runs), checked against this run's shapes and padded again."""
+def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: int, path) -> Any:
+    """The carry saved in a checkpoint (unpadded units), checked against this run's shapes and padded again."""
     expected = jax.tree.leaves(shapes)
     ok = len(leaves) == len(expected) and all(
-        a.shape == (n_perm,) + e.shape[1:] and a.dtype == e.dtype for a, e in zip(leaves, expected)
+        a.shape == (n_units,) + e.shape[1:] and a.dtype == e.dtype for a, e in zip(leaves, expected)
     )
     if not ok:
         raise CheckpointError(
@@ -620,10 +670,10 @@ def _in_kernel() -> bool:
     return shell is not None and "IPKernelApp" in shell.config
 
 
-def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key) -> str:
+def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key, blocks: int) -> str:
     """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run:
     learner and objective (static options and values), data, labels and costs, row orders, the key of the
-    learners' initial states, dtype, curve points and chunk size."""
+    learners' initial states, dtype, curve points, chunk size and grid blocks."""
     digest = hashlib.sha256()
     digest.update(np.asarray(jax.random.key_data(init_key)).tobytes())
     leaves, treedef = jax.tree.flatten((learner, objective))
@@ -634,28 +684,28 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int,
         arr = np.ascontiguousarray(np.asarray(part))
         digest.update(f"{arr.dtype}{arr.shape}".encode())
         digest.update(arr.tobytes())
-    digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}".encode())
+    digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}|{blocks}".encode())
     return digest.hexdigest()
 
 
-def _devices_for(n_perm: int) -> tuple:
-    """The devices a run's permutations are split over: in one process, its local devices, but no more than
-    permutations; over several processes, every device of every process (each process must take part).
+def _devices_for(n_units: int) -> tuple:
+    """The devices a run's units are split over: in one process, its local devices, but no more than units;
+    over several processes, every device of every process (each process must take part).
 
-    The grid is never split: a device runs every grid point of its permutations. The grid points share each
-    round's row, so a learner's products over them are one matrix–vector product whose rounding depends on how
-    many grid points it holds (XLA's CPU kernels take its rows in tiles); splitting the grid would change the
-    last bits of a run's result with the device count, where splitting the permutations does not."""
+    A unit (one permutation, one block of grid points) is never split: its grid points share each round's row,
+    so a learner's products over them are one matrix–vector product whose rounding depends on how many grid
+    points it holds (XLA's CPU kernels take its rows in tiles). Splitting whole units leaves every unit's
+    arithmetic as it is, so the result does not depend on the device count."""
     if jax.process_count() > 1:
         return global_devices()
-    return tuple(jax.local_devices()[: max(1, min(n_perm, len(jax.local_devices())))])
+    return tuple(jax.local_devices()[: max(1, min(n_units, len(jax.local_devices())))])
 
 
-def _runs_here(n_perm: int) -> int:
-    """How many of ``n_perm`` permutations this process's devices hold (all of them, in one process)."""
+def _runs_here(n_units: int) -> int:
+    """How many of ``n_units`` units this process's devices hold (all of them, in one process)."""
     if jax.process_count() == 1:
-        return n_perm
-    return -(-n_perm // jax.device_count()) * jax.local_device_count()
+        return n_units
+    return -(-n_units // jax.device_count()) * jax.local_device_count()
 
 
 def _resume_point(spread: Spread, path, fingerprint: str, n_chunks: int) -> tuple[int, list[np.ndarray]] | None:
@@ -694,8 +744,8 @@ def _signature(tree, *static) -> tuple:
 
 
 def _sharded(fn, devices: tuple, in_specs: tuple):
-    """``fn`` with its permutation axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``);
-    the data and the grid are replicated, as every run reads the whole stream."""
+    """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``); the data
+    are replicated, as every run reads the whole stream."""
     if len(devices) == 1:
         return fn
     mesh = Mesh(np.array(devices), ("runs",))
@@ -707,10 +757,10 @@ def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, d
     signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices)
 
     def build():
-        split, whole = PartitionSpec("runs"), PartitionSpec()
+        split = PartitionSpec("runs")
         init = jax.jit(
             _sharded(
-                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices, (whole, split)
+                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices, (split, split)
             )
         )
         return init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys)
@@ -726,7 +776,7 @@ def _compiled_advance(carry_shape, args, *, d: int, devices: tuple):
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
         advance = _sharded(
-            functools.partial(_advance_impl, d=d), devices, (split,) + (whole,) * 3 + (split,) * 3 + (whole,)
+            functools.partial(_advance_impl, d=d), devices, (split,) * 3 + (whole,) + (split,) * 3 + (whole,)
         )
         return jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
 
@@ -741,8 +791,8 @@ def _row(rows, i, d: int, sparse_steps: bool):
     return rows[i]
 
 
-# Runs are laid out permutations first, grid second: each round gathers one row per permutation, shared by the
-# whole grid, and the batched products over (P, G, d) states need no transposes.
+# Runs are laid out units first, grid points of the unit's block second: each round gathers one row per unit,
+# shared by the block, and the batched products over (units, block, d) states need no transposes.
 
 
 class _Carry(NamedTuple):
@@ -766,7 +816,7 @@ def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype):
 
     # axis_size: a learner without float hyperparameters has no leaf to map over
     over_grid = jax.vmap(one, in_axes=(0, None), axis_size=n_grid)
-    return jax.vmap(over_grid, in_axes=(None, 0))(learner, keys)
+    return jax.vmap(over_grid)(learner, keys)
 
 
 def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d):
@@ -797,5 +847,4 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
         return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
 
     over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
-    over_perms = jax.vmap(over_grid, in_axes=(0, None, None, 0, 0, 0))
-    return over_perms(carry, learner, objective, idx, n_pos, n_neg)
+    return jax.vmap(over_grid)(carry, learner, objective, idx, n_pos, n_neg)

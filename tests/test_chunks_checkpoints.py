@@ -280,6 +280,7 @@ LAYOUT_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # two child processes, one per device layout
 def test_one_process_checkpoint_resumes_under_another_device_layout(german, tmp_path):
     # written with 3 permutations over 2 devices (padded to 4), resumed on 1 device: a one-process checkpoint
     # holds every run unpadded, whatever the layout

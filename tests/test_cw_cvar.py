@@ -462,7 +462,18 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
+# the default run checks the cases that together take every option (assumption, diagonal, scaling, buffer, λ at
+# c = 0, robust prior, relative costs); the slow tier checks every case
+FAST_CASES = {
+    "CW-CVaR-arbitrary-diag-scaled-quantile",
+    "CW-nobuffer-unimodal-diag-limit",
+    "CW-CVaR-symmetric-diag-scaled-limit",
+    "CW-costs-relative",
+    "CW-robust",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in FAST_CASES else [pytest.mark.slow]) for n in CASES])
 def test_learner_matches_float64_reference_on_german(name, german_costs):
     X, y, amount_costs = german_costs
     make, make_ref, cost_kind = CASES[name]

@@ -25,10 +25,10 @@ def _devices_after(code: str, **env) -> subprocess.CompletedProcess:
     "env, expected",
     [
         ({}, jcsol.devices.cpu_cores()),
-        ({"JCSOL_CPU_DEVICES": "1"}, 1),
+        pytest.param({"JCSOL_CPU_DEVICES": "1"}, 1, marks=pytest.mark.slow),
         ({"JCSOL_CPU_DEVICES": "3"}, 3),
-        ({"XLA_FLAGS": "--xla_force_host_platform_device_count=5"}, 5),  # chosen elsewhere: left alone
-    ],
+        pytest.param({"XLA_FLAGS": "--xla_force_host_platform_device_count=5"}, 5, marks=pytest.mark.slow),
+    ],  # chosen elsewhere (XLA_FLAGS): left alone
 )
 def test_import_sets_one_device_per_core_unless_chosen(env, expected):
     done = _devices_after("import jcsol", **env)

@@ -43,7 +43,8 @@ WORKER = textwrap.dedent("""
     options = dict(perms=job.get("perms", 5), key=3 + process * job.get("key_step", 0),
                    chunk_size=job.get("chunk", 300), curve_points=7,
                    checkpoint=job.get("checkpoint"), checkpoint_every=job.get("every", 1), on_chunk=on_chunk,
-                   costs=np.linspace(0.5, 2.0, len(y)) if job.get("costs") else None, progress=job.get("progress"))
+                   costs=np.linspace(0.5, 2.0, len(y)) if job.get("costs") else None, progress=job.get("progress"),
+                   grid_blocks=job.get("grid_blocks", 1))
     arrays = {}
     if job["what"] == "run":
         res = jcsol.run(jcsol.ACOG(eta=[0.1, 1.0, 10.0]), X, y, record_scores=job.get("scores", True),
@@ -59,7 +60,8 @@ WORKER = textwrap.dedent("""
     else:
         koil = jcsol.grid(jcsol.KOIL(budget_pos=10, budget_neg=10, k=2), sigma=[0.3, 1.0], C=[1.0, 8.0])
         splits = jcsol.protocols.cv_splits(y[:300], folds=3, seed=2)
-        auc = jcsol.protocols.protocol_auc(koil, X[:300], y[:300], splits, key=4)
+        auc = jcsol.protocols.protocol_auc(koil, X[:300], y[:300], splits, key=4,
+                                           grid_blocks=job.get("grid_blocks", 1))
         arrays["auc"], res = auc.auc, auc.result
     arrays.update(counts=res.counts, cost=res.mistake_cost, orders=res.orders, resumed_at=np.asarray(res.resumed_at))
     for name in ("curve", "scores"):
@@ -154,6 +156,7 @@ def test_two_processes_equal_one_process_of_two_devices(tmp_path):
     assert ref["counts"].sum() == 3 * 5 * 1000
 
 
+@pytest.mark.slow
 def test_gather_first_returns_the_result_on_process_0_only_and_one_progress_bar(tmp_path):
     job = {"what": "run", "perms": 3, "chunk": 300, "progress": True}
     one = tmp_path / "one"
@@ -176,17 +179,26 @@ def test_gather_is_checked_before_the_run(small):
 
 
 @pytest.mark.slow
-def test_four_processes_and_two_of_two_devices_equal_one_process_of_four(tmp_path):
-    # 6 permutations over 4 devices: padded to 8, split 2 + 2 + 2 + 2
-    _bit_identical({"what": "run", "perms": 6, "chunk": 400}, tmp_path, layouts=((4, 1), (2, 2)))
+@pytest.mark.parametrize(
+    "units",
+    [{"perms": 6}, {"perms": 1, "grid_blocks": 3}],
+    ids=["6 permutations", "1 permutation, the grid in 3 blocks"],
+)
+def test_four_processes_and_two_of_two_devices_equal_one_process_of_four(tmp_path, units):
+    # 6 units over 4 devices: padded to 8, split 2 + 2 + 2 + 2; or 3 units (one grid point each), padded to 4
+    ref = _bit_identical({"what": "run", "chunk": 400} | units, tmp_path, layouts=((4, 1), (2, 2)))
+    assert ref["counts"].shape == (3, units["perms"], 4)
 
 
 @pytest.mark.slow
 def test_protocols_over_two_processes(tmp_path):
-    (tmp_path / "select").mkdir(), (tmp_path / "auc").mkdir()
+    for name in ("select", "auc", "auc-in-blocks"):
+        (tmp_path / name).mkdir()
     ref = _bit_identical({"what": "select"}, tmp_path / "select")
     assert ref["counts"].shape == (3, 4)
     ref = _bit_identical({"what": "auc"}, tmp_path / "auc")
+    blocked = _bit_identical({"what": "auc", "grid_blocks": 2}, tmp_path / "auc-in-blocks")  # 6 units, 3 a device
+    np.testing.assert_allclose(blocked["auc"], ref["auc"], atol=1e-6)
     assert ref["auc"].shape == (2, 2, 3) and np.all((ref["auc"] >= 0) & (ref["auc"] <= 1))
 
 
@@ -205,13 +217,17 @@ def test_row_store_read_by_each_process(tmp_path, german):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("perms", [5, 1], ids=["5 permutations", "1 permutation and a padded copy"])
-def test_killed_processes_resume_from_their_checkpoint_shares(tmp_path, perms):
+@pytest.mark.parametrize(
+    "units",
+    [{"perms": 5}, {"perms": 1}, {"perms": 1, "grid_blocks": 3}],
+    ids=["5 permutations", "1 permutation and a padded copy", "1 permutation, the grid in 3 blocks"],
+)
+def test_killed_processes_resume_from_their_checkpoint_shares(tmp_path, units):
     ckpt = tmp_path / "sweep.ckpt"
-    job = {"what": "run", "perms": perms, "chunk": 100, "scores": False, "checkpoint": str(ckpt), "every": 2}
+    job = {"what": "run", "chunk": 100, "scores": False, "checkpoint": str(ckpt), "every": 2} | units
     reference = tmp_path / "reference"
     reference.mkdir()
-    ref = _start(1, 2, {"what": "run", "perms": perms, "chunk": 100, "scores": False}, reference)
+    ref = _start(1, 2, {"what": "run", "chunk": 100, "scores": False} | units, reference)
 
     # process 1 dies after chunk 3 (its share holds chunk 2); process 0 saves chunk 4 and finds it gone
     started = time.monotonic()

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import chex
+import jax
 import numpy as np
 import pytest
 
@@ -195,3 +197,34 @@ def test_runs_split_over_eight_devices_equal_one_device():
         outputs.append(np.load(path))
         os.remove(path)
     np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+def test_grid_blocks_are_runs_of_their_own_grid_points(german):
+    """Five grid points in two blocks of three (the last padded with a copy of the last point): every unit —
+    one permutation, one block — computes what a run of its block's grid points alone computes, bit for bit,
+    whichever device holds it (four units over two devices here, where the runs of one block are two units on
+    two devices; tests/test_distributed.py lays blocks over processes)."""
+    perms = 2
+    X, y = german[0][:300], german[1][:300]
+    etas = np.array([1e-3, 1e-2, 1e-1, 1.0, 10.0], np.float32)
+    options = dict(perms=perms, key=4, curve_points=10, record_scores=True)
+    blocked = jcsol.run(jcsol.ACOG(eta=etas, diagonal=True), X, y, grid_blocks=2, **options)
+    first = jcsol.run(jcsol.ACOG(eta=etas[:3], diagonal=True), X, y, **options)
+    last = jcsol.run(jcsol.ACOG(eta=np.append(etas[3:], etas[4]), diagonal=True), X, y, **options)
+    assert blocked.grid_shape == (5,) and blocked.counts.shape == (5, perms, 4)
+    np.testing.assert_array_equal(blocked.orders, first.orders)
+    for name in ("counts", "curve", "scores", "mistake_cost"):
+        joined = np.concatenate([getattr(first, name), getattr(last, name)[:2]])
+        np.testing.assert_array_equal(getattr(blocked, name), joined, err_msg=name)
+    chex.assert_trees_all_equal(
+        blocked.states, jax.tree.map(lambda a, b: np.concatenate([a, b[:2]]), first.states, last.states)
+    )
+    whole = jcsol.run(jcsol.ACOG(eta=etas, diagonal=True), X, y, **options)  # one block: the same up to rounding
+    chex.assert_trees_all_close(blocked.states, whole.states, rtol=1e-4, atol=1e-6)
+
+
+def test_grid_blocks_are_checked_before_the_run(small):
+    learner = jcsol.COG(eta=[0.1, 0.2, 0.3, 0.4, 0.5])
+    for bad in (0, 4, 6, 2.0, True, "2"):
+        with pytest.raises(ValueError, match=r"grid_blocks must cut the grid's 5 point\(s\) .*one of 1, 2, 3, 5;"):
+            jcsol.run(learner, *small, perms=1, grid_blocks=bad)

@@ -204,6 +204,7 @@ def test_mkl_matches_reference(stream, mkl_run):
     close(learner.score(state, X[:40]), expected, 1.0)
 
 
+@pytest.mark.slow  # a grid of 16 kernels against 16 runs; test_mkl_matches_reference checks the learner by default
 def test_mkl_grid_equals_single_runs(stream):
     """KOIL-MKL over a C grid: the same decisions (counts) as the single runs, states equal to float32 drift.
 

@@ -64,7 +64,7 @@ LEARNERS = {
 @pytest.mark.parametrize(
     "name", [pytest.param(name, marks=pytest.mark.slow) if name == "ACOG-I" else name for name in sorted(LEARNERS)]
 )  # the full covariance: the longest compilation
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_learn_in_batches_is_run_over_the_whole_stream(stream, name, seed):
     X, y = stream
     learner = LEARNERS[name]

@@ -8,7 +8,12 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+# the quickstart in the default run; the longer notebooks in the slow tier
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=[] if p.name == "quickstart.ipynb" else [pytest.mark.slow]) for p in NOTEBOOKS],
+    ids=lambda p: p.name,
+)
 def test_notebook_runs(path, monkeypatch):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -419,7 +419,8 @@ def drift_allowance(L: int) -> np.ndarray:
     return 1e-6 + 1e-7 * np.arange(L)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# a9a's 48,842 rounds: ACOG-I in the default run, every learner in the slow tier (german checks them all by default)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == "ACOG-I" else [pytest.mark.slow]) for n in NAMES])
 def test_a9a_float32(name):
     """Whole-stream float32 runs on a9a, kept strict where float32 can be strict.
 
@@ -582,6 +583,7 @@ def test_float64_german_subprocess():
     assert out["worst_relative_error"] < 1e-9
 
 
+@pytest.mark.slow  # the german subprocess checks the same float64 program by default
 def test_float64_a9a_subprocess():
     a9a()  # skips when the data is absent
     cfg = {
