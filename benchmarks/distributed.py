@@ -5,15 +5,20 @@ Two sweeps, each run both ways (the 2 processes join a coordinator on 127.0.0.1,
 - the papers' protocol on a9a (train + test, 48,842 × 123; ``--rows`` keeps the first rows): COG-I (or
   ``--learner``) with 11 learning rates × ``--perms`` permutations (20: 220 runs);
 - a KOIL grid on the KOIL authors' ``german`` (``--koil-rows`` rows): 3 σ × 3 C × ``--perms`` permutations;
-- ``koil-1``: the same grid over one permutation, cut in ``grid_blocks=2`` (two units, one per device), and
-  beside it the grid whole on one device (``grid_blocks=1``, the only layout one permutation had without
-  cutting the grid), whose ratio is the gain from the second device.
+- ``a9a-1``: ACOG-I (the full-matrix learner: the most work per round) with 11 learning rates over one
+  permutation of the same rows, its grid cut in ``grid_blocks=2`` (two units of 6 points, one per device),
+  and beside it the grid whole on one device (``grid_blocks=1``, the only layout that one permutation has
+  without cutting the grid): the ratio to it is what the second device gains;
+- ``blocks``: what cutting the grid costs on one device: COG-I and ACOG-I with 11 learning rates over one
+  permutation of the same rows, in 1, 2 and 11 blocks (each unit gathers its own copy of every round's row).
 
 For each layout it prints the time of the run (compile and execution, from :attr:`jcsol.Result.time_compile`
 and ``time_run``, the slowest process), the wall time of the processes (start-up, joining, reading the data
-and exit included), and the ratio of 2 processes to 1; and checks that both layouts gave the same counts.
-Both layouts use the same 2 cores: the ratio is the price of splitting over processes (joining, gathering the
-result, a meeting after every chunk), not a speed-up, which comes from adding hosts.
+and exit included), and the ratios to the sweep's first layout; and checks that the layouts with the same grid
+blocks gave the same bits (counts and final states). The layouts share the same 2 cores: 2 processes against 1
+is the price of splitting over processes (joining, gathering the result, a meeting after every chunk), not a
+speed-up, which comes from adding hosts; a9a-1's second device is a real gain, as its one permutation left it
+idle before the grid was cut.
 
     python benchmarks/distributed.py [--data-dir DIR] [--rows N] [--perms P]
 
@@ -36,30 +41,61 @@ DEFAULT_DATA = Path(os.environ.get("JCSOL_DATA") or Path(__file__).resolve().par
 TIMEOUT = 3600
 
 
+def blocks_cost(args) -> None:
+    """Run seconds of one permutation in 1, 2 and 11 grid blocks, on this process's one device."""
+
+    import jcsol
+
+    X, y = _a9a(args)
+    for name in ("COG-I", "ACOG-I"):
+        learner = jcsol.by_name(name, eta=jcsol.decades())
+        jcsol.run(learner, X, y, perms=1, key=0)  # compiled once before timing, like every layout below
+        seconds = {}
+        for blocks in (1, 2, 11):
+            runs = [jcsol.run(learner, X, y, perms=1, key=0, grid_blocks=blocks).time_run for _ in range(3)]
+            seconds[blocks] = min(runs)
+        ratios = ", ".join(f"{b} block(s) {s:.3f} s ({s / seconds[1]:.2f}×)" for b, s in seconds.items())
+        print(f"blocks {name:<7} one device, best of 3 runs: {ratios}")
+
+
+def _a9a(args):
+    import numpy as np
+
+    import jcsol
+
+    X1, y1 = jcsol.datasets.load(args.data_dir / "a9a.gz", n_features=123)
+    X2, y2 = jcsol.datasets.load(args.data_dir / "a9a.t.gz", n_features=123)
+    return np.concatenate([X1, X2])[: args.rows], np.concatenate([y1, y2])[: args.rows]
+
+
 def child(args) -> None:
     """One process of a layout: joins when there are several, runs the sweep, saves its counts."""
+    import jax
     import numpy as np
 
     import jcsol
 
     if args.processes > 1:
         jcsol.distributed.initialize(f"127.0.0.1:{args.port}", args.processes, args.process, join_timeout=120)
-    if args.sweep == "a9a":
-        X1, y1 = jcsol.datasets.load(args.data_dir / "a9a.gz", n_features=123)
-        X2, y2 = jcsol.datasets.load(args.data_dir / "a9a.t.gz", n_features=123)
-        X, y = np.concatenate([X1, X2])[: args.rows], np.concatenate([y1, y2])[: args.rows]
-        learner = jcsol.by_name(args.learner, eta=jcsol.decades())
+    if args.sweep.startswith("a9a"):
+        X, y = _a9a(args)
+        learner = jcsol.by_name("ACOG-I" if args.sweep == "a9a-1" else args.learner, eta=jcsol.decades())
     else:
         X, y = jcsol.datasets.load_koil("german", data_dir=args.data_dir / "koil")
         X, y = X[: args.koil_rows], y[: args.koil_rows]
         learner = jcsol.grid(jcsol.KOIL(budget_pos=50, budget_neg=50), sigma=[0.5, 1.0, 2.0], C=[1.0, 4.0, 16.0])
-    perms = 1 if args.sweep == "koil-1" else args.perms
+    perms = 1 if args.sweep == "a9a-1" else args.perms
     res = jcsol.run(learner, X, y, perms=perms, key=0, grid_blocks=args.grid_blocks)
-    np.save(args.out / f"{args.sweep}-{args.processes}-{args.grid_blocks}-{args.process}.npy", res.counts)
+    leaves = [res.counts, *(np.asarray(leaf) for leaf in jax.tree.leaves(res.states))]
+    np.save(
+        args.out / f"{args.sweep}-{args.layout}-{args.process}.npy",
+        np.concatenate([a.view(np.uint8).ravel() for a in leaves]),
+    )
     print(json.dumps({"compile_s": res.time_compile, "run_s": res.time_run, "runs": res.n_runs, "rows": len(y)}))
 
 
 def launch(args, sweep: str, processes: int, out: Path, devices: int = 2, grid_blocks: int = 1) -> dict:
+    """Runs one layout; its processes save their counts and final states (as bytes) to ``out``."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -86,6 +122,8 @@ def launch(args, sweep: str, processes: int, out: Path, devices: int = 2, grid_b
         args.learner,
         "--grid-blocks",
         str(grid_blocks),
+        "--layout",
+        f"{processes}x{devices // processes}-{grid_blocks}",
     ]
     start = time.perf_counter()
     procs = [
@@ -121,24 +159,27 @@ def main() -> None:
     parser.add_argument("--koil-rows", type=int, default=1000, help="rows of KOIL's german (all: 1000)")
     parser.add_argument("--perms", type=int, default=20)
     parser.add_argument("--learner", default="COG-I", help="COG-I or ACOG-I-diag, say")
-    parser.add_argument("--sweeps", nargs="*", default=["a9a", "koil", "koil-1"], choices=["a9a", "koil", "koil-1"])
+    parser.add_argument(
+        "--sweeps", nargs="*", default=["a9a", "koil", "a9a-1", "blocks"], choices=["a9a", "koil", "a9a-1", "blocks"]
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sweep", help=argparse.SUPPRESS)
     parser.add_argument("--processes", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--process", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--grid-blocks", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--layout", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args)
+        blocks_cost(args) if args.sweep == "blocks" else child(args)
         return
     import numpy as np
 
     print(
         f"CPU cores: {os.cpu_count()}; a9a: first {args.rows} rows, {args.learner}, 11 η × {args.perms} "
-        f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations (koil-1: 1 "
-        "permutation, the grid in 2 blocks; ratios against the whole grid on 1 device)"
+        f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations; a9a-1: ACOG-I, "
+        "11 η × 1 permutation, the grid in 2 blocks (ratios to the whole grid on 1 device)"
     )
     header = (
         f"{'sweep':<6} {'layout':<30} {'runs':>5} {'compile s':>9} {'run s':>8} {'wall s':>8} "
@@ -149,22 +190,43 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         for sweep in args.sweeps:
-            blocks = 2 if sweep == "koil-1" else 1
-            layouts = [("1 process × 2 devices", launch(args, sweep, 1, out, grid_blocks=blocks))]
-            layouts.append(("2 processes × 1 device", launch(args, sweep, 2, out, grid_blocks=blocks)))
-            ref = np.load(out / f"{sweep}-1-{blocks}-0.npy")
-            same = all(np.array_equal(ref, np.load(out / f"{sweep}-2-{blocks}-{p}.npy")) for p in range(2))
-            if sweep == "koil-1":  # the baseline: the whole grid on one device
-                layouts.insert(0, ("1 process × 1 device, grid whole", launch(args, sweep, 1, out, devices=1)))
+            if sweep == "blocks":
+                continue
+            blocks = 2 if sweep == "a9a-1" else 1
+            # (name, processes, devices in all, grid blocks); the first is the base of the ratios, the others are
+            # checked bit-identical to the first with the same grid blocks
+            plan = [("1 process × 2 devices", 1, 2, blocks), ("2 processes × 1 device", 2, 2, blocks)]
+            if sweep == "a9a-1":
+                plan = [("1 process × 1 device, grid whole", 1, 1, 1), ("1 process × 1 device", 1, 1, 2), *plan]
+            layouts, first_of = [], {}
+            for name, processes, devices, grid_blocks in plan:
+                r = launch(args, sweep, processes, out, devices=devices, grid_blocks=grid_blocks)
+                got = [
+                    np.load(out / f"{sweep}-{processes}x{devices // processes}-{grid_blocks}-{p}.npy")
+                    for p in range(processes)
+                ]
+                ref = first_of.setdefault(grid_blocks, got[0])
+                layouts.append((name, r, str(all(np.array_equal(ref, g) for g in got)) if ref is not got[0] else ""))
             base = layouts[0][1]
-            for i, (layout, r) in enumerate(layouts):
+            for i, (layout, r, same_bits) in enumerate(layouts):
                 run_ratio = (r["compile_s"] + r["run_s"]) / (base["compile_s"] + base["run_s"])
                 ratios = ("", "", "") if not i else (f"{run_ratio:.2f}", f"{r['wall_s'] / base['wall_s']:.2f}", "")
-                same_bits = str(same) if layout.startswith("2") else ""
                 print(
                     f"{sweep:<6} {layout:<30} {r['runs']:>5} {r['compile_s']:>9.2f} {r['run_s']:>8.2f} "
                     f"{r['wall_s']:>8.2f} {ratios[0]:>6} {ratios[1]:>6} {same_bits:>5}"
                 )
+    if "blocks" in args.sweeps:  # in a child process with one CPU device
+        command = [sys.executable, __file__, "--child", "--sweep", "blocks", "--data-dir", str(args.data_dir)]
+        done = subprocess.run(
+            [*command, "--rows", str(args.rows)],
+            env=dict(os.environ, JCSOL_CPU_DEVICES="1"),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        if done.returncode:
+            raise SystemExit(f"blocks: the process failed\n{done.stderr[-3000:]}")
+        print(done.stdout, end="")
 
 
 if __name__ == "__main__":
