@@ -280,6 +280,29 @@ def test_store_policy(stream):
     assert strict.leaderboard().pending == 2
 
 
+def test_pending_rows_keep_one_kind_until_learnt(stream):
+    X, y = stream
+    sparse = jcsol.SparseRows(
+        np.tile(np.arange(24, dtype=np.int32), (4, 1)), np.asarray(X[20:24], np.float32), X.shape[1]
+    )
+    live = Live(jcsol.COG(eta=np.array([0.1, 1.0])))
+    live.predict(X[:4], ids=[0, 1, 2, 3])
+    before = jax.tree.map(np.asarray, (live.carry, live.board))
+    with pytest.raises(
+        ValueError, match=r"the 4 event\(s\) awaiting labels hold dense rows, and this batch has sparse"
+    ):
+        live.predict(sparse, ids=[20, 21, 22, 23])
+    assert not live.pending([20]).any() and live.pending([0, 1, 2, 3]).all()
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves((live.carry, live.board))))
+    live.learn(ids=[0, 1, 2, 3], y=y[:4])
+    live.predict(sparse, ids=[20, 21, 22, 23])  # none pending: the store takes sparse rows now
+    scores = live.learn(ids=[20, 21, 22, 23], y=y[20:24], return_scores=True)
+    reference = Live(jcsol.COG(eta=np.array([0.1, 1.0])))
+    reference.learn(X[:4], y[:4])
+    expected = reference.learn(X[20:24], y[20:24], return_scores=True)  # the same events as dense rows
+    np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
+
+
 # -- saving ----------------------------------------------------------------------------------------------------
 
 

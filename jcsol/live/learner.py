@@ -156,8 +156,10 @@ class Live:
             self.store.check_new(keys)
         rows = self._rows(X, update=keys is not None)
         n = rows.shape[0]
-        if keys is not None and len(keys) != n:
-            raise ValueError(f"{len(keys)} ids for {n} events")
+        if keys is not None:
+            if len(keys) != n:
+                raise ValueError(f"{len(keys)} ids for {n} events")
+            self.store.check_rows(rows)
         scores, served = self._score(rows, grid=keys is not None)
         if keys is not None:
             assert scores is not None  # grid=True

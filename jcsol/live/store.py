@@ -84,9 +84,24 @@ class PendingStore:
                 f"{n} more do not fit (label some, or use on_full='evict')"
             )
 
+    def check_rows(self, rows: np.ndarray | SparseRows) -> None:
+        """Refuses rows of the other kind (dense or sparse) than the rows already pending; with none pending, the
+        store takes the new kind."""
+        if self.rows is None or isinstance(self.rows, tuple) == isinstance(rows, SparseRows):
+            return
+        if not self.slots:
+            self.rows = None
+            return
+        held, given = ("sparse", "dense") if isinstance(self.rows, tuple) else ("dense", "sparse")
+        raise ValueError(
+            f"the {len(self.slots)} event(s) awaiting labels hold {held} rows, and this batch has {given} rows: "
+            "give one kind of rows with ids until the pending events are learnt"
+        )
+
     def put(self, keys: list, rows: np.ndarray | SparseRows, scores: np.ndarray, served: np.ndarray) -> None:
         n = len(keys)
         self.check_new(keys)
+        self.check_rows(rows)
         over = len(self.slots) + n - self.capacity
         if over > 0:
             for k in list(self.slots)[:over]:
@@ -128,14 +143,15 @@ class PendingStore:
 
     def _allocate(self, n: int, rows: np.ndarray | SparseRows) -> np.ndarray:
         if self.rows is None:
+            allocated = self.scores.shape[0]
             self.rows = (
                 (
-                    np.zeros((0, rows.indices.shape[1]), np.int32),
-                    np.zeros((0, rows.values.shape[1]), rows.values.dtype),
+                    np.zeros((allocated, rows.indices.shape[1]), np.int32),
+                    np.zeros((allocated, rows.values.shape[1]), rows.values.dtype),
                     rows.n_features,
                 )
                 if isinstance(rows, SparseRows)
-                else np.zeros((0, rows.shape[1]), rows.dtype)
+                else np.zeros((allocated, rows.shape[1]), rows.dtype)
             )
         if (
             isinstance(self.rows, tuple)
