@@ -6,7 +6,7 @@ Two sweeps, each run both ways (the 2 processes join a coordinator on 127.0.0.1,
   ``--learner``) with 11 learning rates × ``--perms`` permutations (20: 220 runs);
 - a KOIL grid on the KOIL authors' ``german`` (``--koil-rows`` rows): 3 σ × 3 C × ``--perms`` permutations;
 - ``a9a-1``: ACOG-I (the full-matrix learner: the most work per round) with 11 learning rates over one
-  permutation of the same rows, its grid cut in ``grid_blocks=2`` (two units of 6 points, one per device),
+  permutation of the same rows, its grid cut in ``grid_blocks=4`` (four units of 3 points, two a device),
   and beside it the grid whole on one device (``grid_blocks=1``, the only layout that one permutation has
   without cutting the grid): the ratio to it is what the second device gains;
 - ``blocks``: what cutting the grid costs on one device: COG-I and ACOG-I with 11 learning rates over one
@@ -179,7 +179,7 @@ def main() -> None:
     print(
         f"CPU cores: {os.cpu_count()}; a9a: first {args.rows} rows, {args.learner}, 11 η × {args.perms} "
         f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations; a9a-1: ACOG-I, "
-        "11 η × 1 permutation, the grid in 2 blocks (ratios to the whole grid on 1 device)"
+        "11 η × 1 permutation, the grid in 4 blocks (ratios to the whole grid on 1 device)"
     )
     header = (
         f"{'sweep':<6} {'layout':<30} {'runs':>5} {'compile s':>9} {'run s':>8} {'wall s':>8} "
@@ -192,12 +192,12 @@ def main() -> None:
         for sweep in args.sweeps:
             if sweep == "blocks":
                 continue
-            blocks = 2 if sweep == "a9a-1" else 1
+            blocks = 4 if sweep == "a9a-1" else 1
             # (name, processes, devices in all, grid blocks); the first is the base of the ratios, the others are
             # checked bit-identical to the first with the same grid blocks
             plan = [("1 process × 2 devices", 1, 2, blocks), ("2 processes × 1 device", 2, 2, blocks)]
             if sweep == "a9a-1":
-                plan = [("1 process × 1 device, grid whole", 1, 1, 1), ("1 process × 1 device", 1, 1, 2), *plan]
+                plan = [("1 process × 1 device, grid whole", 1, 1, 1), ("1 process × 1 device", 1, 1, blocks), *plan]
             layouts, first_of = [], {}
             for name, processes, devices, grid_blocks in plan:
                 r = launch(args, sweep, processes, out, devices=devices, grid_blocks=grid_blocks)

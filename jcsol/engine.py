@@ -171,10 +171,11 @@ def run(
         grid_blocks: the grid's points are cut into this many blocks of consecutive points (the last padded with
             copies of the last point, computed and dropped), and each permutation of each block is a unit that
             devices hold apart: with fewer permutations than devices, ``grid_blocks > 1`` puts the idle devices
-            to work. The result is bit-identical for any number of devices and processes given the same
-            ``grid_blocks``; between two values it may differ in the last bits, as a block's grid points share
-            each round's row in one matrix–vector product whose rounding depends on the block's size. Default 1:
-            a device holds the whole grid of its permutations (the fastest on one device).
+            to work; such units go at least two to a device (``docs/distributed.md`` says why). The result is
+            bit-identical for any number of devices and processes given the same ``grid_blocks``; between two
+            values it may differ in the last bits, as a block's grid points share each round's row in one
+            matrix–vector product whose rounding depends on the block's size. Default 1: a device holds the
+            whole grid of its permutations (the fastest on one device).
         gather: where the result of a run over several processes is gathered: ``"all"`` (default) gives every
             process the same whole :class:`jcsol.Result`; ``"first"`` gives it to process 0 only, and every other
             process returns ``None`` (and its ``on_chunk`` receives ``states=None``), for results too large to
@@ -245,17 +246,26 @@ def run(
     n_chunks = -(-length // chunk)
     slots, curve_t = _curve_slots(length, n_curve)
 
-    devices = _devices_for(n_units)
+    # units with their own hyperparameters go at least two to a device: XLA's CPU kernels of some JAX versions
+    # (0.8, 0.10.0) round a device's products differently when its units' hyperparameters form an axis of one
+    at_least = 2 if blocks > 1 else 1
+    devices = _devices_for(n_units, at_least)
     n_devices = len(devices)
-    n_runs_per_device = block * (-(-n_units // n_devices))
-    per_unit = (
-        _blocked((flat_learner, flat_objective), n_perm, blocks, block),
+    n_runs_per_device = block * max(at_least, -(-n_units // n_devices))
+    # one block: every unit shares the whole grid's hyperparameters (not mapped over the units); several: each
+    # unit holds its block's
+    hyper: Any = (flat_learner, flat_objective)
+    per_unit: tuple = (
         jnp.repeat(jax.random.split(init_key, n_perm), blocks, axis=0),
         np.repeat(idx, blocks, axis=0),
         np.repeat(n_pos, blocks),
         np.repeat(n_neg, blocks),
     )
-    hyper, keys, idx_padded, n_pos_d, n_neg_d = _pad_runs(per_unit, n_devices)
+    if blocks > 1:
+        hyper, *per_unit = _pad_runs((_blocked(hyper, n_perm, blocks, block), *per_unit), n_devices, at_least)
+    else:
+        per_unit = _pad_runs(per_unit, n_devices)
+    keys, idx_padded, n_pos_d, n_neg_d = per_unit
     spread = (
         Spread(devices, idx_padded.shape[0], timeout=stall_after, on_cpu=platform == "cpu")
         if jax.process_count() > 1
@@ -268,7 +278,8 @@ def run(
     if spread is None:
         hyper, n_runs = jax.device_put((hyper, (n_pos_d, n_neg_d)))
     else:  # every input a global array: each process places its own devices' part
-        hyper, n_runs, keys = spread.split((hyper, (n_pos_d, n_neg_d), keys))
+        hyper = spread.split(hyper) if blocks > 1 else spread.whole(hyper)
+        n_runs, keys = spread.split(((n_pos_d, n_neg_d), keys))
     fingerprint = (
         _fingerprint(
             learner,
@@ -309,12 +320,12 @@ def run(
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, carry_shape, time_compile = _compiled_init(
-        hyper[0], keys, n_grid=block, n_curve=n_curve, d=d, dtype=dtype, devices=devices
+        hyper[0], keys, n_grid=block, n_curve=n_curve, d=d, dtype=dtype, devices=devices, per_unit=blocks > 1
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
     elif spread is None:
-        carry = _restore_carry(carry_shape, restored[1], n_units, n_devices, checkpoint)
+        carry = _restore_carry(carry_shape, restored[1], n_units, n_devices, at_least, checkpoint)
     else:
         carry = spread.from_local(carry_shape, restored[1])
     show = _Progress(n_chunks, first, length, chunk, enabled=progress, name=learner.name)
@@ -323,7 +334,7 @@ def run(
         window = slice(k * chunk, (k + 1) * chunk)
         data, order = pending if k == first else chunks.get(k)
         args = (*hyper, data, *n_runs, order, slots[window] if spread is None else spread.whole(slots[window]))
-        advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices)
+        advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices, per_unit=blocks > 1)
         time_compile += seconds
         start = time.perf_counter()
         carry, chunk_scores = watch(
@@ -615,15 +626,17 @@ class _StoredChunks:
         return self.spread.whole(((indices, values), y, costs)), self.spread.split(local)
 
 
-def _pad_runs(per_unit, n_devices: int):
-    """Pads the unit axis (every leaf's first) to a multiple of the device count by repeating the last unit."""
-    pad = -jax.tree.leaves(per_unit)[0].shape[0] % n_devices
+def _pad_runs(per_unit, n_devices: int, at_least: int = 1):
+    """Pads the unit axis (every leaf's first) to a multiple of the device count, with ``at_least`` units a
+    device, by repeating the last unit."""
+    n = jax.tree.leaves(per_unit)[0].shape[0]
+    pad = n_devices * max(at_least, -(-n // n_devices)) - n
     if not pad:
         return per_unit
     return jax.tree.map(lambda a: jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]), per_unit)
 
 
-def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: int, path) -> Any:
+def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: int, at_least: int, path) -> Any:
     """The carry saved in a checkpoint (unpadded units), checked against this run's shapes and padded again."""
     expected = jax.tree.leaves(shapes)
     ok = len(leaves) == len(expected) and all(
@@ -633,7 +646,8 @@ def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: in
         raise CheckpointError(
             f"checkpoint {path} holds a carry of other shapes than this run's; delete it to start over"
         )
-    return jax.device_put(jax.tree.unflatten(jax.tree.structure(shapes), list(_pad_runs(tuple(leaves), n_devices))))
+    padded = _pad_runs(tuple(leaves), n_devices, at_least)
+    return jax.device_put(jax.tree.unflatten(jax.tree.structure(shapes), list(padded)))
 
 
 class _Progress:
@@ -688,9 +702,10 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int,
     return digest.hexdigest()
 
 
-def _devices_for(n_units: int) -> tuple:
-    """The devices a run's units are split over: in one process, its local devices, but no more than units;
-    over several processes, every device of every process (each process must take part).
+def _devices_for(n_units: int, at_least: int = 1) -> tuple:
+    """The devices a run's units are split over: in one process, its local devices, but no more than leave
+    ``at_least`` units to each; over several processes, every device of every process (each process must take
+    part, the units padded to ``at_least`` a device).
 
     A unit (one permutation, one block of grid points) is never split: its grid points share each round's row,
     so a learner's products over them are one matrix–vector product whose rounding depends on how many grid
@@ -698,7 +713,7 @@ def _devices_for(n_units: int) -> tuple:
     arithmetic as it is, so the result does not depend on the device count."""
     if jax.process_count() > 1:
         return global_devices()
-    return tuple(jax.local_devices()[: max(1, min(n_units, len(jax.local_devices())))])
+    return tuple(jax.local_devices()[: max(1, min(n_units // at_least, len(jax.local_devices())))])
 
 
 def _runs_here(n_units: int) -> int:
@@ -752,15 +767,17 @@ def _sharded(fn, devices: tuple, in_specs: tuple):
     return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec("runs"), check_vma=False)
 
 
-def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple):
+def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple, per_unit: bool):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached."""
-    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices)
+    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit)
 
     def build():
-        split = PartitionSpec("runs")
+        split, whole = PartitionSpec("runs"), PartitionSpec()
         init = jax.jit(
             _sharded(
-                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype), devices, (split, split)
+                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
+                devices,
+                (split if per_unit else whole, split),
             )
         )
         return init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys)
@@ -769,14 +786,17 @@ def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, d
     return compiled, carry_shape, seconds
 
 
-def _compiled_advance(carry_shape, args, *, d: int, devices: tuple):
+def _compiled_advance(carry_shape, args, *, d: int, devices: tuple, per_unit: bool):
     """``(advance, compile seconds)`` for a chunk of these shapes, compiled once per signature and cached."""
-    signature = _signature((carry_shape, args), "advance", d, devices)
+    signature = _signature((carry_shape, args), "advance", d, devices, per_unit)
 
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
+        hyper = split if per_unit else whole
         advance = _sharded(
-            functools.partial(_advance_impl, d=d), devices, (split,) * 3 + (whole,) + (split,) * 3 + (whole,)
+            functools.partial(_advance_impl, d=d, per_unit=per_unit),
+            devices,
+            (split, hyper, hyper, whole, split, split, split, whole),
         )
         return jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
 
@@ -804,7 +824,9 @@ class _Carry(NamedTuple):
     mistake_cost: jax.Array  # (): the example costs c_t summed over the rounds predicted wrongly
 
 
-def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype):
+def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
+    """Every unit's initial carry; ``learner`` holds each unit's hyperparameters when ``per_unit``, else the
+    grid's, shared by every unit."""
 
     def one(learner, key):
         return _Carry(
@@ -816,14 +838,17 @@ def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype):
 
     # axis_size: a learner without float hyperparameters has no leaf to map over
     over_grid = jax.vmap(one, in_axes=(0, None), axis_size=n_grid)
-    return jax.vmap(over_grid)(learner, keys)
+    return jax.vmap(over_grid, in_axes=(0 if per_unit else None, 0))(learner, keys)
 
 
-def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d):
+def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d, per_unit=False):
     """Scans one chunk of rounds for every run.
 
-    ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``.
-    Returns the new carry and every round's pre-update score.
+    ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``;
+    ``learner`` and ``objective`` hold each unit's hyperparameters when ``per_unit``, else the grid's, shared by
+    every unit (mapped over the units, shared hyperparameters would round some products differently with the
+    number of units a device holds, on some XLA versions). Returns the new carry and every round's pre-update
+    score.
     """
     rows, y, costs = data
     dtype = y.dtype
@@ -847,4 +872,5 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
         return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
 
     over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
-    return jax.vmap(over_grid)(carry, learner, objective, idx, n_pos, n_neg)
+    hyper = 0 if per_unit else None
+    return jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, 0, 0))(carry, learner, objective, idx, n_pos, n_neg)

@@ -199,28 +199,25 @@ def test_runs_split_over_eight_devices_equal_one_device():
     np.testing.assert_array_equal(outputs[0], outputs[1])
 
 
-def test_grid_blocks_are_runs_of_their_own_grid_points(german):
-    """Five grid points in two blocks of three (the last padded with a copy of the last point): every unit —
-    one permutation, one block — computes what a run of its block's grid points alone computes, bit for bit,
-    whichever device holds it (four units over two devices here, where the runs of one block are two units on
-    two devices; tests/test_distributed.py lays blocks over processes)."""
-    perms = 2
+def test_grid_blocks_are_units_whose_results_do_not_depend_on_the_layout(german):
+    """Five grid points in two blocks of three (the last padded with a copy of the last point), two
+    permutations: four units, two on each of two devices. Each permutation run alone is two units, both on one
+    device (units with their own hyperparameters go at least two to a device): every unit computes the same
+    bits either way. And the blocks agree with the whole grid to rounding."""
     X, y = german[0][:300], german[1][:300]
-    etas = np.array([1e-3, 1e-2, 1e-1, 1.0, 10.0], np.float32)
-    options = dict(perms=perms, key=4, curve_points=10, record_scores=True)
-    blocked = jcsol.run(jcsol.ACOG(eta=etas, diagonal=True), X, y, grid_blocks=2, **options)
-    first = jcsol.run(jcsol.ACOG(eta=etas[:3], diagonal=True), X, y, **options)
-    last = jcsol.run(jcsol.ACOG(eta=np.append(etas[3:], etas[4]), diagonal=True), X, y, **options)
-    assert blocked.grid_shape == (5,) and blocked.counts.shape == (5, perms, 4)
-    np.testing.assert_array_equal(blocked.orders, first.orders)
-    for name in ("counts", "curve", "scores", "mistake_cost"):
-        joined = np.concatenate([getattr(first, name), getattr(last, name)[:2]])
-        np.testing.assert_array_equal(getattr(blocked, name), joined, err_msg=name)
-    chex.assert_trees_all_equal(
-        blocked.states, jax.tree.map(lambda a, b: np.concatenate([a, b[:2]]), first.states, last.states)
-    )
-    whole = jcsol.run(jcsol.ACOG(eta=etas, diagonal=True), X, y, **options)  # one block: the same up to rounding
-    chex.assert_trees_all_close(blocked.states, whole.states, rtol=1e-4, atol=1e-6)
+    learner = jcsol.ACOG(eta=np.array([1e-3, 1e-2, 1e-1, 1.0, 10.0], np.float32), diagonal=True)
+    orders = np.stack([np.random.default_rng(seed).permutation(len(y)) for seed in (3, 4)])
+    options = dict(key=4, curve_points=10, record_scores=True)
+    both = jcsol.run(learner, X, y, perms=orders, grid_blocks=2, **options)
+    assert both.grid_shape == (5,) and both.counts.shape == (5, 2, 4) and both.scores.shape == (5, 2, 300)
+    for p in range(2):  # ACOG's initial state does not depend on the key, so a run alone starts the same
+        alone = jcsol.run(learner, X, y, perms=orders[p : p + 1], grid_blocks=2, **options)
+        for name in ("counts", "curve", "scores", "mistake_cost"):
+            np.testing.assert_array_equal(getattr(both, name)[:, p : p + 1], getattr(alone, name), err_msg=name)
+        chex.assert_trees_all_equal(jax.tree.map(lambda a, p=p: a[:, p : p + 1], both.states), alone.states)
+    whole = jcsol.run(learner, X, y, perms=orders, **options)  # one block: the same up to rounding
+    np.testing.assert_array_equal(both.orders, whole.orders)
+    chex.assert_trees_all_close(both.states, whole.states, rtol=1e-4, atol=1e-6)
 
 
 def test_grid_blocks_are_checked_before_the_run(small):

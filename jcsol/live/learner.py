@@ -383,7 +383,6 @@ class Live:
         carry = []
         for learner, flat, size in zip(self.learners, self._shared[0], self._sizes):
             _check_memory(learner, d, size, self.dtype)
-            flat = _one_unit(flat)
             init = _compiled(
                 ("init", _signature((flat, keys)), d, str(self.dtype), size),
                 lambda size=size, flat=flat: jax.jit(
@@ -455,11 +454,6 @@ class Live:
 # -- compiled computations -------------------------------------------------------------------------------------
 
 
-def _one_unit(tree):
-    """Hyperparameters of a whole grid as the engine's one run unit (a leading axis of 1)."""
-    return jax.tree.map(lambda a: a[None], tree)
-
-
 def _learn_impl(
     carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, *, d, selection, sizes
 ):
@@ -471,8 +465,8 @@ def _learn_impl(
         own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
         carry, s = _advance_impl(
             carry,
-            _one_unit(learner),
-            _one_unit(own),
+            learner,
+            own,
             (rows, y, None),
             none,
             none,
