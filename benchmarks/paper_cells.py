@@ -26,8 +26,8 @@ units) of the variant and of the default from the paper.
    Classification*, IEEE TKDE 2019; ``acog``) and on dna (the same paper's Table VIII, balanced accuracy),
    *sum* with α_p = ½, C selected from {1e-5, …, 1e5} by the mean *sum* and re-run on fresh permutations (as
    ``jcsol reproduce``). Variants: the prediction-based rule (jcsol's ``CPAPB``, and the same rule written
-   here as a check) and the max-loss rule (update whenever ``√ρ_t − y f > 0``; ``CPAMarginDiagnostic`` of
-   ``benchmarks/baselines.py``); the margin target ρ_t instead of √ρ_t; each with C selected and re-run, the
+   here as a check) and the max-loss rule (update whenever ``√ρ_t − y f > 0``; jcsol's
+   ``CPAML``); the margin target ρ_t instead of √ρ_t; each with C selected and re-run, the
    selection runs themselves (``rerun=False``, the papers' way), C = 10 (the ``csogd`` setting) and C = 1
    (LIBOL's default), the last three read off the same selection sweep.
 
@@ -179,8 +179,7 @@ class CPAVariant(Learner):
     Crammer et al., JMLR 2006, §7) or ``ρ_t`` (``"rho"``), taken
 
     * ``rule="prediction"``: on wrong predictions only (the prediction-based rule, jcsol's :class:`jcsol.CPAPB`);
-    * ``rule="max-loss"``: whenever ``ℓ > 0`` (the max-loss rule; ``CPAMarginDiagnostic`` of
-      ``benchmarks/baselines.py``)."""
+    * ``rule="max-loss"``: whenever ``ℓ > 0`` (the max-loss rule, jcsol's :class:`jcsol.CPAML`)."""
 
     C: Any = hyperparameter(10.0)
     rule: str = choice("prediction", "prediction", "max-loss")

@@ -128,6 +128,23 @@ class CPAPB(_Linear):
         return f
 
 
+class CPAML(_Linear):
+    """Cost-sensitive max-loss PA-I: on every round ℓ = max(0, √ρ(y, −y) − y f), τ = min(C, ℓ/‖x‖²)."""
+
+    def __init__(self, d, C=1.0):
+        super().__init__(d)
+        self.C = C
+
+    def step(self, x, y, rho, predict):
+        f = float(self.w @ x)
+        sq = float(x @ x)
+        cost = rho if y > 0 else 1.0  # the other label's cost: ρ(+1, −1) = ρ, ρ(−1, +1) = 1
+        loss = math.sqrt(cost) - y * f
+        if loss > 0 and sq > 0:
+            self.w = self.w + min(self.C, loss / sq) * y * x
+        return f
+
+
 class OGD(_Linear):
     """Zinkevich 2003 with η_t = η/√t; hinge or logistic loss."""
 
@@ -237,6 +254,8 @@ def make(name: str, d: int, **hp):
         return PA(d, name, hp.get("C", 1.0))
     if name == "CPA-PB":
         return CPAPB(d, hp.get("C", 1.0))
+    if name == "CPA-ML":
+        return CPAML(d, hp.get("C", 1.0))
     if name in ("OGD-hinge", "OGD-logistic"):
         return OGD(d, hp.get("eta", 1.0), name.split("-")[1])
     if name == "AROW":

@@ -65,6 +65,7 @@ CASES = [
     Case("PA-II", [{"C": 0.3}, {"C": 10.0}]),
     Case("PAUM", [{}]),
     Case("CPA-PB", [{"C": 2.0}, {"C": 0.5}], flip_rtol=0.0),
+    Case("CPA-ML", [{"C": 2.0}, {"C": 0.5}]),
     Case("AROW", [{"r": 1.0}, {"r": 0.1}], flip_rtol=1e-3, s_rtol=2e-3, w_rtol=(1e-5, 1e-3)),
     Case("CW", [{"eta": 0.7}, {"eta": 0.9}], flip_rtol=1e-3, max_flips=3e-3, s_rtol=5e-4, w_rtol=(2e-5, 1e-2)),
     Case("SCW-I", [{"eta": 0.75, "C": 1.0}, {"eta": 0.6, "C": 0.1}], flip_rtol=1e-3, s_rtol=5e-4, w_rtol=(2e-5, 1e-3)),

@@ -33,7 +33,7 @@ from .cw_var import CWVar, CWVarState
 from .koil import KOIL, KOILMKL, KOILMKLState, KOILState
 from .ogd import OGD, OGDState
 from .optax_learner import OptaxCOG, OptaxCOGState
-from .pa import CPAPB, PA, PA1, PA2, PAState
+from .pa import CPAML, CPAPB, PA, PA1, PA2, PAState
 from .paum import PAUM, PAUMState
 from .perceptron import Perceptron, PerceptronState
 from .romma import AROMMA, ROMMA, ROMMAState
@@ -59,6 +59,7 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
     "PA-II": lambda **hp: PA2(**hp),
     "PAUM": lambda **hp: PAUM(**hp),
     "CPA-PB": lambda **hp: CPAPB(**hp),
+    "CPA-ML": lambda **hp: CPAML(**hp),
     "AROW": lambda **hp: AROW(**hp),
     "CW": lambda **hp: CW(**hp),
     "SCW-I": lambda **hp: SCW1(**hp),
@@ -123,6 +124,7 @@ __all__ = [
     "PA1",
     "PA2",
     "CPAPB",
+    "CPAML",
     "PAState",
     "PAUM",
     "PAUMState",
