@@ -251,7 +251,6 @@ def run(
     at_least = 2 if blocks > 1 else 1
     devices = _devices_for(n_units, at_least)
     n_devices = len(devices)
-    n_runs_per_device = block * max(at_least, -(-n_units // n_devices))
     # one block: every unit shares the whole grid's hyperparameters (not mapped over the units); several: each
     # unit holds its block's
     hyper: Any = (flat_learner, flat_objective)
@@ -266,6 +265,7 @@ def run(
     else:
         per_unit = _pad_runs(per_unit, n_devices)
     keys, idx_padded, n_pos_d, n_neg_d = per_unit
+    n_runs_per_device = block * idx_padded.shape[0] // n_devices
     spread = (
         Spread(devices, idx_padded.shape[0], timeout=stall_after, on_cpu=platform == "cpu")
         if jax.process_count() > 1
