@@ -379,7 +379,14 @@ def run(
             )
     show.close()
 
-    final = carry if spread is None else spread.gather(carry, "gathering the results", everywhere=everywhere)
+    if spread is not None:
+        final = spread.gather(carry, "gathering the results", everywhere=everywhere)
+    elif len(devices) > 1:
+        # fetched shard by shard: an eager operation on arrays split over several CPU devices is one program
+        # with a collective in it, which XLA's CPU runtime can abort on (a participant that never arrives)
+        final = jax.tree.map(np.asarray, carry)
+    else:
+        final = carry
     if not everywhere:
         return None
     final = _grid_major(final, grid_shape, n_perm, blocks)
@@ -449,7 +456,8 @@ def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
     weights = getattr(states, learner.weights_field, None)
     if weights is None or not jnp.issubdtype(weights.dtype, jnp.floating):
         return
-    finite = np.asarray(jnp.isfinite(weights).reshape(n_runs, -1).all(axis=1))  # reduced where the runs are
+    xp = np if isinstance(weights, np.ndarray) else jnp
+    finite = np.asarray(xp.isfinite(weights).reshape(n_runs, -1).all(axis=1))  # reduced where the runs are
     diverged = n_runs - int(finite.sum())
     if diverged:
         warnings.warn(

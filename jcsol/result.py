@@ -44,7 +44,9 @@ class Result:
         counts: ``grid_shape + (P, 4)`` final confusion counts ``(tp, fn, fp, tn)``.
         curve: ``grid_shape + (P, K, 4)`` counts after rounds ``curve_t``, or ``None``.
         curve_t: ``(K,)`` the rounds (1-based) at which ``curve`` was recorded.
-        states: final learner states, every leaf with leading axes ``grid_shape + (P,)``.
+        states: final learner states, every leaf with leading axes ``grid_shape + (P,)``: arrays on the device
+            when the runs took one device, NumPy arrays when they were split over several (fetched shard by
+            shard) or over processes (gathered).
         time_compile: seconds spent compiling (0 when the computation was already compiled).
         time_run: seconds of execution of all runs together, after compilation (of this process only, when
             the run was resumed from a checkpoint).
