@@ -106,13 +106,13 @@ class Perceptron(jcsol.Perceptron):
     unused: Any = jcsol.base.hyperparameter(1.0)
 
 
-def load(name: str):
+def load(name: str, data_dir: Path = SHARED):
     if name in SYNTHETIC:
         return koil_synthetic(*SYNTHETIC[name], seed=int(name[-1]))
     if name == "shuttle":
-        X, y = jcsol.datasets.load(SHARED / "shuttle.gz", positive=3, normalize=False)
+        X, y = jcsol.datasets.load(Path(data_dir) / "shuttle.gz", positive=3, normalize=False)
         return minmax_scale(np.asarray(X)).astype(np.float32), np.asarray(y)
-    return load_koil(FILES.get(name, name), data_dir=SHARED / "koil")
+    return load_koil(FILES.get(name, name), data_dir=Path(data_dir) / "koil")
 
 
 def selection_rows(y, train_rows, cap: int, seed: int) -> np.ndarray:

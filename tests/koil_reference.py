@@ -144,10 +144,24 @@ def koil_score(kernel: Kernel, out, X) -> np.ndarray:
 
 
 def koil_mkl(
-    X, y, order, *, eta, C, kernels: list[Kernel], budget_pos, budget_neg, k, policy="RS++", loss="hinge", u=None
+    X,
+    y,
+    order,
+    *,
+    eta,
+    C,
+    kernels: list[Kernel],
+    budget_pos,
+    budget_neg,
+    k,
+    policy="RS++",
+    loss="hinge",
+    combine="vote",
+    u=None,
 ):
-    """KOIL-MKL (the KOIL thesis, Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` before the round; ``w`` the
-    final weights divided by their maximum; per kernel the buffers."""
+    """KOIL-MKL (the KOIL thesis, Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` (``combine="vote"``) or
+    ``Σ_l q_l f_l(x_t)`` (``"sum"``) before the round; ``w`` the final weights divided by their maximum; per kernel
+    the buffers."""
     X = np.asarray(X, np.float64)
     m = len(kernels)
     bufs = [{1: _Buffer(budget_pos), -1: _Buffer(budget_neg)} for _ in range(m)]
@@ -157,7 +171,7 @@ def koil_mkl(
         yt = 1 if y[i] > 0 else -1
         q = w / w.sum()
         fs = np.asarray([_f(kernels[l], bufs[l], X[i]) for l in range(m)])
-        scores.append(float(np.sum(q * np.sign(fs))))
+        scores.append(float(np.sum(q * (np.sign(fs) if combine == "vote" else fs))))
         limit = w / w.max()
         new_w = w.copy()
         for l in range(m):

@@ -22,11 +22,11 @@ from conftest import shared_data
 import jcsol
 from jcsol.algorithms.auc_baselines import OAM, OPAUC
 from jcsol.algorithms.budget_kernel import NORMA, RBP, Forgetron, Projectron
-from jcsol.algorithms.koil import KOIL, uniforms
+from jcsol.algorithms.koil import KOIL, KOILMKL, uniforms
 from jcsol.base import Example
 from jcsol.datasets import koil_synthetic, load_koil
 from jcsol.metrics import auc, auc_numpy
-from jcsol.protocols import cv_splits, protocol_auc
+from jcsol.protocols import cv_splits, fold_auc, protocol_auc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import koil_reference as ref  # noqa: E402
@@ -192,6 +192,23 @@ def test_protocol_is_one_run_and_scores_each_runs_own_test_fold():
             scores = np.asarray(single.score(jax.tree.map(lambda a: a[0], res.states), X[rows]))
             assert abs(pr.auc[g, p] - auc_numpy(scores, y[rows])) < 1e-5
     assert pr.auc.mean() > 0.85  # the kernel separates the "+" layout
+
+
+def test_fold_auc_scores_one_training_under_another_reading():
+    """``fold_auc`` with KOIL-MKL's ``combine="sum"`` as the scorer of a training with the vote gives the AUCs of
+    ``protocol_auc`` run with the sum (training does not depend on the reading); another class is refused."""
+    X, y = koil_synthetic(40, 160, seed=2)
+    sp = cv_splits(y, folds=5, repeats=1, seed=0)
+    pool = (("polynomial", 1.0), ("gaussian", 0.2), ("gaussian", 0.5))
+    vote = KOILMKL(C=np.array([1.0, 8.0]), pool=pool, budget_pos=10, budget_neg=10, k=2)
+    voted = protocol_auc(vote, X, y, sp, key=1)
+    summed = protocol_auc(vote.replace(combine="sum"), X, y, sp, key=1)
+    rescored = fold_auc(voted.result, X, y, sp, scorer=vote.replace(combine="sum", C=1.0))
+    np.testing.assert_array_equal(rescored, summed.auc)
+    np.testing.assert_array_equal(fold_auc(voted.result, X, y, sp), voted.auc)
+    assert not np.array_equal(rescored, voted.auc)
+    with pytest.raises(ValueError, match="the scorer must be the trained KOILMKL with other static options"):
+        fold_auc(voted.result, X, y, sp, scorer=KOIL())
 
 
 def test_koil_data_loader_and_synthetic_sets():

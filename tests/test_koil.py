@@ -204,6 +204,29 @@ def test_mkl_matches_reference(stream, mkl_run):
     close(learner.score(state, X[:40]), expected, 1.0)
 
 
+def test_mkl_sum_of_scores_matches_reference(stream, mkl_run):
+    """``combine="sum"``: the same training as the vote (same final state), scores ``Σ_l q_l f_l``, online and on
+    held-out rows, equal to the reference's."""
+    X, y = stream
+    voting, order, key, voted_state, voted_scores = mkl_run
+    learner = voting.replace(combine="sum")
+    state, scores, _ = run_steps(learner, X, y, order, key)
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(voted_state)):
+        np.testing.assert_array_equal(a, b)
+    u = uniforms(key, len(order), learner.draw_shape)
+    kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
+    out = ref.koil_mkl(
+        X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, combine="sum", u=u
+    )
+    scale = np.abs(out["scores"]).max()
+    close(scores, out["scores"], scale)
+    assert not np.allclose(scores, voted_scores)
+    q = out["w"] / out["w"].sum()
+    expected = sum(q[l] * ref.koil_score(kernels[l], {"bufs": out["bufs"][l]}, X[:40]) for l in range(3))
+    close(learner.score(state, X[:40]), expected, np.abs(expected).max())
+    assert learner.name == "KOIL-MKL-RS++-sum"
+
+
 @pytest.mark.slow  # a grid of 16 kernels against 16 runs; test_mkl_matches_reference checks the learner by default
 def test_mkl_grid_equals_single_runs(stream):
     """KOIL-MKL over a C grid: the same decisions (counts) as the single runs, states equal to float32 drift.

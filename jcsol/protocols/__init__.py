@@ -12,8 +12,10 @@ function                       what it computes                                 
 :func:`sensitivity`            the measure over a product grid of η and γ                   acog Figs. 5, 6
 :func:`old_vs_new_sigma`       ACOG's mean step with Σ_t (AROW-style) vs Σ_{t+1}            acog Fig. 7
 :func:`offline_vs_laplace`     ρ from the whole stream vs the online Laplace estimate        acog Fig. 8
-:func:`protocol_auc`           test AUC of the final models of a repeated k-fold            koil thesis T. 3.2, 3.3
-                               cross-validation, all runs one computation
+:func:`protocol_auc`           test AUC of the final models of a repeated k-fold            koil thesis T. 3.2, 3.3,
+                               cross-validation, all runs one computation                   4.1
+:func:`fold_auc`               the same test AUCs from a trained result, scored by the
+                               learner or by another reading of its score
 :func:`cv_splits`              the stratified k-fold splitter of both cross-validations
 =============================  ==========================================================  =========================
 
@@ -32,7 +34,7 @@ Modules: :mod:`~jcsol.protocols.cost_sensitive` (the cost-sensitive protocols), 
 (the KOIL AUC protocol), :mod:`~jcsol.protocols.splits` (the splitter).
 """
 
-from .auc import ProtocolResult, protocol_auc
+from .auc import ProtocolResult, fold_auc, protocol_auc
 from .cost_sensitive import (
     FIXED,
     STEP_SIZE,
@@ -66,6 +68,7 @@ __all__ = [
     "OldVsNew",
     "offline_vs_laplace",
     "OfflineVsLaplace",
+    "fold_auc",
     "protocol_auc",
     "ProtocolResult",
     "cv_splits",

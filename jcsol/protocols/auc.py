@@ -11,6 +11,7 @@ final model's scores on its test fold is reported.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any, NamedTuple
@@ -23,7 +24,7 @@ from ..metrics import auc
 from .cost_sensitive import _run
 from .splits import Splits
 
-__all__ = ["ProtocolResult", "protocol_auc"]
+__all__ = ["ProtocolResult", "fold_auc", "protocol_auc"]
 
 
 class ProtocolResult(NamedTuple):
@@ -62,17 +63,47 @@ def protocol_auc(
     y = np.asarray(y)
     res = _run(learner, X, y, perms=splits.train, key=key, dtype=dtype, **run_kwargs)
     start = time.perf_counter()
-    grid_shape, P = res.grid_shape, res.n_perms
+    values = fold_auc(res, X, y, splits, dtype=dtype, batch=batch)
+    return ProtocolResult(auc=values, result=res, time_score=time.perf_counter() - start)
+
+
+def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: int = 8) -> np.ndarray:
+    """The AUC of each final model of ``result`` (trained on ``splits.train``) on its own test fold, shape
+    ``grid_shape + (P,)``.
+
+    ``scorer`` (default: the trained learner) scores the final states in place of the trained learner: the same
+    class and hyperparameters, another static option of how it scores (e.g. KOIL-MKL's ``combine``), so that
+    one training gives the AUCs of several readings.
+    """
+    learner = result.learner
+    if scorer is not None:
+        if type(scorer) is not type(learner) or not _same_structure(scorer.replace(**_choices(learner)), learner):
+            raise ValueError(
+                f"fold_auc: the scorer must be the trained {type(learner).__name__} with other static options, "
+                f"got {type(scorer).__name__}"
+            )
+        learner = jax.tree.unflatten(jax.tree.structure(scorer), jax.tree.leaves(learner))
+    X = np.asarray(X)
+    y = np.asarray(y)
+    grid_shape, P = result.grid_shape, result.n_perms
     n_grid = math.prod(grid_shape)
     float_dtype = np.dtype(dtype or np.float32)
-    leaves, treedef = jax.tree.flatten(res.learner)
+    leaves, treedef = jax.tree.flatten(learner)
     per_run = jax.tree.unflatten(
         treedef, [np.repeat(np.broadcast_to(np.asarray(l, float_dtype), grid_shape).reshape(n_grid), P) for l in leaves]
     )
-    states = jax.tree.map(lambda a: a.reshape((n_grid * P,) + a.shape[len(grid_shape) + 1 :]), res.states)
+    states = jax.tree.map(lambda a: a.reshape((n_grid * P,) + a.shape[len(grid_shape) + 1 :]), result.states)
     tests = np.tile(splits.test, (n_grid, 1))
     masks = np.tile(splits.test_mask, (n_grid, 1))
     Xd = jnp.asarray(X, float_dtype)
     values = _score_runs_jit(per_run, states, Xd, jnp.asarray(tests), jnp.asarray(masks), jnp.asarray(y), batch=batch)
-    values = np.asarray(jax.block_until_ready(values)).reshape(grid_shape + (P,))
-    return ProtocolResult(auc=values, result=res, time_score=time.perf_counter() - start)
+    return np.asarray(jax.block_until_ready(values)).reshape(grid_shape + (P,))
+
+
+def _same_structure(a, b) -> bool:
+    return bool(jax.tree.structure(a) == jax.tree.structure(b))  # type: ignore[operator]  # PyTreeDef has ==, untyped
+
+
+def _choices(learner) -> dict[str, Any]:
+    """The static options of ``learner``, by name."""
+    return {f.name: getattr(learner, f.name) for f in dataclasses.fields(learner) if f.metadata.get("static")}
