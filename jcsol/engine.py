@@ -365,7 +365,7 @@ def run(
         show.update(k + 1)
         if on_chunk is not None:
             states = (
-                carry.state
+                _on_host(carry.state, devices)
                 if spread is None
                 else spread.gather(carry.state, f"gathering the states of chunk {k + 1}", everywhere=everywhere)
             )
@@ -379,14 +379,11 @@ def run(
             )
     show.close()
 
-    if spread is not None:
-        final = spread.gather(carry, "gathering the results", everywhere=everywhere)
-    elif len(devices) > 1:
-        # fetched shard by shard: an eager operation on arrays split over several CPU devices is one program
-        # with a collective in it, which XLA's CPU runtime can abort on (a participant that never arrives)
-        final = jax.tree.map(np.asarray, carry)
-    else:
-        final = carry
+    final = (
+        _on_host(carry, devices)
+        if spread is None
+        else spread.gather(carry, "gathering the results", everywhere=everywhere)
+    )
     if not everywhere:
         return None
     final = _grid_major(final, grid_shape, n_perm, blocks)
@@ -410,6 +407,13 @@ def run(
         time_run=time_run,
         resumed_at=min(first * chunk, length),
     )
+
+
+def _on_host(tree, devices: tuple):
+    """``tree`` as it is on one device; split over several, fetched to the host shard by shard. An eager
+    operation on arrays split over several CPU devices is one program with a collective in it, which XLA's CPU
+    runtime can abort on (a participant that never arrives)."""
+    return tree if len(devices) == 1 else jax.tree.map(np.asarray, tree)
 
 
 def _advance_blocking(advance_fn, carry, args):
