@@ -11,7 +11,6 @@ final model's scores on its test fold is reported.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from typing import Any, NamedTuple
@@ -77,7 +76,7 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
     """
     learner = result.learner
     if scorer is not None:
-        if type(scorer) is not type(learner) or not _same_structure(scorer.replace(**_choices(learner)), learner):
+        if type(scorer) is not type(learner) or not _same_structure(scorer.replace(**learner.options()), learner):
             raise ValueError(
                 f"fold_auc: the scorer must be the trained {type(learner).__name__} with other static options, "
                 f"got {type(scorer).__name__}"
@@ -102,8 +101,3 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
 
 def _same_structure(a, b) -> bool:
     return bool(jax.tree.structure(a) == jax.tree.structure(b))  # type: ignore[operator]  # PyTreeDef has ==, untyped
-
-
-def _choices(learner) -> dict[str, Any]:
-    """The static options of ``learner``, by name."""
-    return {f.name: getattr(learner, f.name) for f in dataclasses.fields(learner) if f.metadata.get("static")}
