@@ -92,10 +92,15 @@ def aucs(learner: KOILMKL, X, y, splits, seed: int) -> tuple[dict[str, np.ndarra
     return by_reading, times, pr.result.states
 
 
+def outer(name: str, args):
+    """A set's rows and labels, and its 20 outer runs (5-fold cross-validation repeated 4 times)."""
+    X, y = load(name, args.data_dir)
+    return X, y, cv_splits(y, folds=5, repeats=4, seed=args.seed)
+
+
 def evaluate_set(name: str, args) -> dict:
     start = time.perf_counter()
-    X, y = load(name, args.data_dir)
-    splits = cv_splits(y, folds=5, repeats=4, seed=args.seed)
+    X, y, splits = outer(name, args)
     rows = splits.train[0] if args.select_cap <= 0 else selection_rows(y, splits.train[0], args.select_cap, args.seed)
     inner = cv_splits(y, folds=5, repeats=1, seed=args.seed + 1, subset=rows)
     row: dict = {
@@ -130,16 +135,14 @@ def evaluate_set(name: str, args) -> dict:
 def hindsight(name: str, label: str, args) -> dict[str, list[float]]:
     """Mean AUC over the 20 outer runs of each C of the grid, under both readings: how far the chosen C is from
     the best in hindsight."""
-    X, y = load(name, args.data_dir)
-    splits = cv_splits(y, folds=5, repeats=4, seed=args.seed)
+    X, y, splits = outer(name, args)
     curves, _, _ = aucs(jcsol.grid(learner_of(label), C=CS), X, y, splits, args.seed)
     return {reading: [float(m) for m in np.nanmean(curve, axis=-1)] for reading, curve in curves.items()}
 
 
 def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
     """Each buffer policy at one C: AUC under both readings, the largest |α| and the smallest kernel weight."""
-    X, y = load(name, args.data_dir)
-    splits = cv_splits(y, folds=5, repeats=4, seed=args.seed)
+    X, y, splits = outer(name, args)
     for policy in policies:
         learner = KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, C=C)
         by_reading, _, states = aucs(learner, X, y, splits, args.seed)
