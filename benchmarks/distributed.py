@@ -9,6 +9,10 @@ Two sweeps, each run both ways (the 2 processes join a coordinator on 127.0.0.1,
   permutation of the same rows, its grid cut in ``grid_blocks=4`` (four units of 3 points, two a device),
   and beside it the grid whole on one device (``grid_blocks=1``, the only layout that one permutation has
   without cutting the grid): the ratio to it is what the second device gains;
+- ``live``: :class:`jcsol.Live` with ACOG-I's 11 learning rates learning the same rows in batches of 1,000
+  (the first batch compiles and is not timed; ``run s`` is the rest), its grid in 4 blocks, beside the grid
+  whole on one device; every process holds the same board, and the layouts are checked to give the same bits
+  (counts and final states, gathered from every process);
 - ``blocks``: what cutting the grid costs on one device: COG-I and ACOG-I with 11 learning rates over one
   permutation of the same rows, in 1, 2 and 11 blocks (each unit gathers its own copy of every round's row).
 
@@ -77,6 +81,9 @@ def child(args) -> None:
 
     if args.processes > 1:
         jcsol.distributed.initialize(f"127.0.0.1:{args.port}", args.processes, args.process, join_timeout=120)
+    if args.sweep == "live":
+        live_child(args)
+        return
     if args.sweep.startswith("a9a"):
         X, y = _a9a(args)
         learner = jcsol.by_name("ACOG-I" if args.sweep == "a9a-1" else args.learner, eta=jcsol.decades())
@@ -92,6 +99,33 @@ def child(args) -> None:
         np.concatenate([a.view(np.uint8).ravel() for a in leaves]),
     )
     print(json.dumps({"compile_s": res.time_compile, "run_s": res.time_run, "runs": res.n_runs, "rows": len(y)}))
+
+
+def live_child(args) -> None:
+    """One process of the live sweep: batches of 1,000 a9a rows through ACOG-I's grid; saves counts and states."""
+    import time
+
+    import jax
+    import numpy as np
+
+    import jcsol
+
+    X, y = _a9a(args)
+    X = X.astype(np.float32)
+    live = jcsol.Live(jcsol.ACOG(eta=jcsol.decades()), grid_blocks=args.grid_blocks, batch_sizes=(1000,))
+    start = time.perf_counter()
+    live.learn(X[:1000], y[:1000])
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for a in range(1000, len(y) - len(y) % 1000, 1000):
+        live.learn(X[a : a + 1000], y[a : a + 1000])
+    leaves = [live.counts, *(np.asarray(leaf) for leaf in jax.tree.leaves(live.states))]
+    run_s = time.perf_counter() - start
+    np.save(
+        args.out / f"{args.sweep}-{args.layout}-{args.process}.npy",
+        np.concatenate([a.view(np.uint8).ravel() for a in leaves]),
+    )
+    print(json.dumps({"compile_s": compile_s, "run_s": run_s, "runs": live.n_grid, "rows": len(y)}))
 
 
 def launch(args, sweep: str, processes: int, out: Path, devices: int = 2, grid_blocks: int = 1) -> dict:
@@ -160,7 +194,10 @@ def main() -> None:
     parser.add_argument("--perms", type=int, default=20)
     parser.add_argument("--learner", default="COG-I", help="COG-I or ACOG-I-diag, say")
     parser.add_argument(
-        "--sweeps", nargs="*", default=["a9a", "koil", "a9a-1", "blocks"], choices=["a9a", "koil", "a9a-1", "blocks"]
+        "--sweeps",
+        nargs="*",
+        default=["a9a", "koil", "a9a-1", "live", "blocks"],
+        choices=["a9a", "koil", "a9a-1", "live", "blocks"],
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sweep", help=argparse.SUPPRESS)
@@ -179,7 +216,8 @@ def main() -> None:
     print(
         f"CPU cores: {os.cpu_count()}; a9a: first {args.rows} rows, {args.learner}, 11 η × {args.perms} "
         f"permutations; KOIL german: {args.koil_rows} rows, 3 σ × 3 C × {args.perms} permutations; a9a-1: ACOG-I, "
-        "11 η × 1 permutation, the grid in 4 blocks (ratios to the whole grid on 1 device)"
+        "11 η × 1 permutation, the grid in 4 blocks (ratios to the whole grid on 1 device); live: ACOG-I, 11 η, "
+        "batches of 1,000, the grid in 4 blocks"
     )
     header = (
         f"{'sweep':<6} {'layout':<30} {'runs':>5} {'compile s':>9} {'run s':>8} {'wall s':>8} "
@@ -192,11 +230,11 @@ def main() -> None:
         for sweep in args.sweeps:
             if sweep == "blocks":
                 continue
-            blocks = 4 if sweep == "a9a-1" else 1
+            blocks = 4 if sweep in ("a9a-1", "live") else 1
             # (name, processes, devices in all, grid blocks); the first is the base of the ratios, the others are
             # checked bit-identical to the first with the same grid blocks
             plan = [("1 process × 2 devices", 1, 2, blocks), ("2 processes × 1 device", 2, 2, blocks)]
-            if sweep == "a9a-1":
+            if sweep in ("a9a-1", "live"):
                 plan = [("1 process × 1 device, grid whole", 1, 1, 1), ("1 process × 1 device", 1, 1, blocks), *plan]
             layouts, first_of = [], {}
             for name, processes, devices, grid_blocks in plan:

@@ -213,8 +213,10 @@ def _describe(layout) -> str:
     )
 
 
-def _refuse_other_layouts(path: str, n_processes: int) -> None:
-    """Refuses a checkpoint at ``path`` written by another number of processes than ``n_processes``."""
+def other_process_counts(path: str | os.PathLike, n_processes: int) -> str:
+    """Which process counts, other than ``n_processes``, wrote files or shares at ``path`` ("2 processes", "1
+    process and 4 processes"; a single file counting as one process), or ``""`` when none did."""
+    path = os.fspath(path)
     counts = set()
     if n_processes != 1 and os.path.exists(path):
         counts.add(1)
@@ -224,8 +226,13 @@ def _refuse_other_layouts(path: str, n_processes: int) -> None:
             match = _SHARE.match(name[len(base) :]) if name.startswith(base) else None
             if match and int(match.group(2)) != n_processes:
                 counts.add(int(match.group(2)))
-    if counts:
-        written = " and ".join(f"{n} process{'es' if n > 1 else ''}" for n in sorted(counts))
+    return " and ".join(f"{n} process{'es' if n > 1 else ''}" for n in sorted(counts))
+
+
+def _refuse_other_layouts(path: str, n_processes: int) -> None:
+    """Refuses a checkpoint at ``path`` written by another number of processes than ``n_processes``."""
+    written = other_process_counts(path, n_processes)
+    if written:
         raise CheckpointError(
             f"checkpoint {path} was written by a run over {written}, and this run has {n_processes}: a run resumes "
             "only with the process layout that wrote its checkpoint (its runs are split by process); restart with "

@@ -179,6 +179,8 @@ class Spread:
         """The leaves of a split tree, each cut to this process's runs (its devices' blocks, in order)."""
 
         def one(a):
+            if a.size == 0:  # no data: its shards are not laid out by the runs (and need not be)
+                return np.zeros((self.runs.stop - self.runs.start,) + a.shape[1:], a.dtype)
             shards = sorted(a.addressable_shards, key=lambda s: s.index[0].start or 0)
             return np.concatenate([np.asarray(s.data) for s in shards])
 
@@ -203,11 +205,11 @@ class Spread:
         process 0 only (``None`` elsewhere), gathered one leaf at a time so that no other process holds more
         than one gathered array at once."""
         if everywhere:
-            return self._collective(lambda: multihost_utils.process_allgather(tree, tiled=True), what)
+            return self.collective(lambda: multihost_utils.process_allgather(tree, tiled=True), what)
         leaves, treedef = jax.tree.flatten(tree)
         kept = []
         for leaf in leaves:
-            whole = self._collective(functools.partial(multihost_utils.process_allgather, leaf, tiled=True), what)
+            whole = self.collective(functools.partial(multihost_utils.process_allgather, leaf, tiled=True), what)
             kept.append(whole if self.process == 0 else None)
             del whole
         return jax.tree.unflatten(treedef, kept) if self.process == 0 else None
@@ -215,7 +217,7 @@ class Spread:
     def agree(self, values, what: str) -> np.ndarray:
         """The small integer vectors ``values`` of every process, stacked in process order."""
         mine = np.asarray(values, dtype=np.int64)
-        return np.asarray(self._collective(lambda: multihost_utils.process_allgather(mine), what))
+        return np.asarray(self.collective(lambda: multihost_utils.process_allgather(mine), what))
 
     def same_call(self, fingerprint: str, **options: int) -> None:
         """Refuses, on every process, a run whose processes were called with different arguments: the
@@ -250,7 +252,10 @@ class Spread:
                 f"but the processes are at steps {steps.tolist()}: they run different calls"
             )
 
-    def _collective(self, fn: Callable[[], Any], what: str) -> Any:
+    def collective(self, fn: Callable[[], Any], what: str) -> Any:
+        """``fn()``, a computation every process takes part in: a stall past the timeout raises
+        :class:`jcsol.StallError`, a failure (a peer that died or left) :class:`DistributedError`, naming ``what``."""
+
         def describe(timeout: float) -> str:
             return (
                 f"process {self.process} of {self.n_processes} waited {timeout:g} s for the others at {what}: "

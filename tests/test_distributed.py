@@ -81,12 +81,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(n: int, devices: int, job: dict, out, processes=None) -> list[subprocess.Popen]:
+def _start(n: int, devices: int, job: dict, out, processes=None, worker: str = WORKER) -> list[subprocess.Popen]:
     env = dict(os.environ, JCSOL_CPU_DEVICES=str(devices), JCSOL_DATA=str(DATA), PYTHONUNBUFFERED="1")
     port = _free_port()
     return [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(p), str(n), str(port), str(out), json.dumps(job)],
+            [sys.executable, "-c", worker, str(p), str(n), str(port), str(out), json.dumps(job)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -112,8 +112,8 @@ def _finish(procs: list[subprocess.Popen], timeout: float = TIMEOUT) -> list[tup
     return outcome
 
 
-def _launch(n: int, devices: int, job: dict, out, timeout: float = TIMEOUT) -> list[tuple[int, str]]:
-    return _finish(_start(n, devices, job, out), timeout)
+def _launch(n: int, devices: int, job: dict, out, timeout: float = TIMEOUT, worker: str = WORKER):
+    return _finish(_start(n, devices, job, out, worker=worker), timeout)
 
 
 def _succeeded(outcome):
@@ -131,18 +131,18 @@ def _same_files(reference, others):
             np.testing.assert_array_equal(got[name], ref[name], err_msg=f"{path}: {name}")
 
 
-def _bit_identical(job: dict, tmp_path, layouts=((2, 1),)):
+def _bit_identical(job: dict, tmp_path, layouts=((2, 1),), worker: str = WORKER):
     """One process with as many devices as each layout of ``(processes, devices each)`` has, and the layouts,
     run ``job`` at once; every array of every process's result is the same."""
     total = layouts[0][0] * layouts[0][1]
     assert all(n * devices == total for n, devices in layouts)
     one = tmp_path / "one"
     one.mkdir()
-    procs, files = _start(1, total, job, one), []
+    procs, files = _start(1, total, job, one, worker=worker), []
     for n, devices in layouts:
         out = tmp_path / f"{n}x{devices}"
         out.mkdir()
-        procs += _start(n, devices, job, out)
+        procs += _start(n, devices, job, out, worker=worker)
         files += [out / f"{p}-of-{n}.npz" for p in range(n)]
     _succeeded(_finish(procs))
     _same_files(one / "0-of-1.npz", files)

@@ -303,13 +303,64 @@ def test_pending_rows_keep_one_kind_until_learnt(stream):
     np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("blocks", [4, 3])  # 4 blocks: two a device over this process's 2 devices; 3: one device
+def test_grid_in_blocks_is_run_with_those_blocks(stream, tmp_path, blocks):
+    X, y = stream
+    learner = LEARNERS["COG-I"]
+    live = Live(learner, grid_blocks=blocks, select="hedge")
+    cuts = split(len(y), 2)
+    scores = np.concatenate([live.learn(X[a:b], y[a:b], return_scores=True) for a, b in zip(cuts, cuts[1:-1])])
+    res = jcsol.run(
+        learner, X, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True, grid_blocks=blocks
+    )
+    live.predict(X[cuts[-2] :], ids=np.arange(cuts[-2], len(y)))
+    live.save(tmp_path / "live.npz")
+    loaded = Live.load(tmp_path / "live.npz", learner)
+    assert loaded.grid_blocks == blocks
+    for each in (live, loaded):
+        more = each.learn(ids=np.arange(cuts[-2], len(y)), y=y[cuts[-2] :], return_scores=True)
+        np.testing.assert_array_equal(np.concatenate([scores, more]).T, res.scores[:, 0])
+        np.testing.assert_array_equal(each.counts, res.counts[:, 0])
+        np.testing.assert_array_equal(each.states.w, res.states.w[:, 0])
+        w = each.states.w  # (G, d): every configuration's score is its w·x
+        np.testing.assert_allclose(each.scores(X[:5]), X[:5] @ w.T, rtol=1e-5, atol=1e-5)
+    for a, b in zip(jax.tree.leaves(live.board), jax.tree.leaves(loaded.board)):
+        np.testing.assert_array_equal(a, b)
+    served = live.predict(X[:9])
+    np.testing.assert_array_equal(served, loaded.predict(X[:9]))
+    weights = np.exp(live.board.log_weights - live.board.log_weights.max())
+    np.testing.assert_allclose(served, np.where(live.scores(X[:9]) >= 0, 1, -1) @ (weights / weights.sum()), rtol=1e-6)
+
+
+def test_grid_blocks_of_a_list_of_learners_and_refused_values(stream):
+    X, y = stream
+    learners = [jcsol.COG(eta=np.array([0.1, 1.0, 10.0])), jcsol.ACOG(eta=np.array([1.0, 100.0]), diagonal=True)]
+    live = Live(learners, grid_blocks=2)
+    scores = live.learn(X, y, return_scores=True)
+    start = 0
+    for learner, states in zip(learners, live.states):
+        res = jcsol.run(
+            learner, X, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True, grid_blocks=2
+        )
+        size = int(np.prod(res.counts.shape[:-2]))
+        np.testing.assert_array_equal(scores[:, start : start + size].T, res.scores.reshape(size, len(y)))
+        for a, b in zip(jax.tree.leaves(states), jax.tree.leaves(res.states)):
+            np.testing.assert_array_equal(a, np.asarray(b).reshape(a.shape))
+        start += size
+    with pytest.raises(ValueError, match="grid_blocks must cut the grid's 2 point"):
+        Live(learners, grid_blocks=3)
+    with pytest.raises(ValueError, match="grid_blocks"):
+        Live(learners[0], grid_blocks=0)
+
+
 # -- saving ----------------------------------------------------------------------------------------------------
 
 
 def test_saved_learner_continues_bit_identically(stream, tmp_path):
     X, y = stream
     learner = jcsol.ACOG(eta=np.array([0.1, 10.0]))
-    whole = Live(learner, select="hedge", forgetting=0.99)
+    # the declared batch sizes are saved too: Hedge's weights are float sums over a batch, rounded by its split
+    whole = Live(learner, select="hedge", forgetting=0.99, batch_sizes=(8,))
     whole.learn(X[:90], y[:90])
     whole.predict(X[90:100], ids=range(90, 100))
     path = tmp_path / "live.npz"
@@ -321,7 +372,7 @@ def test_saved_learner_continues_bit_identically(stream, tmp_path):
     resumed = live
     for a, b in zip(jax.tree.leaves((whole.carry, whole.board)), jax.tree.leaves((resumed.carry, resumed.board))):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert resumed.selection == whole.selection
+    assert resumed.selection == whole.selection and resumed.batch_sizes == (8,)
 
 
 def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):

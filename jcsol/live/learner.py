@@ -18,6 +18,9 @@ JAX's C++ dispatch. Between calls the learner states and the board are held as a
 (:class:`_Layout`: each large array alone, the small ones concatenated by dtype), donated to ``learn``:
 every buffer passed in and out of a call costs about a microsecond of dispatch, more than the arithmetic of
 one event.
+
+With ``grid_blocks > 1``, or over several processes, the grid is cut into blocks laid over the devices
+(:mod:`jcsol.live.units`), and the states and the board are held as two trees of arrays placed on them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import hashlib
 import importlib
 import json
 import os
+import zipfile
 from typing import Any, NamedTuple
 
 import jax
@@ -34,17 +38,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import Learner
+from ..checkpoint import PREVIOUS, other_process_counts, share_path
 from ..compiled import CompiledCache
-from ..engine import _advance_impl, _check_memory, _flatten_grid, _init_impl, _resolve_dtype, _signature
+from ..distributed import Spread, global_devices
+from ..engine import (
+    _advance_impl,
+    _check_grid_blocks,
+    _check_memory,
+    _flatten_grid,
+    _init_impl,
+    _resolve_dtype,
+    _signature,
+)
 from ..files import atomic_write
 from ..grids import check_grid
-from ..linalg import SparseVector, densify
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_labels
+from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, choice, init_board, served_score, window_auc
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
+from .units import Units, grid_scores
 
 FORMAT = 1
 BUCKETS = tuple(4**k for k in range(8))  # 1, 4, …, 16384 events per compiled learning scan
@@ -79,7 +94,14 @@ class Live:
             it is full (``"evict"`` the oldest, or ``"raise"``); see :mod:`jcsol.live.store`.
         batch_sizes: the sizes batches usually come in (``(1000,)``): a batch of such a size is learnt by one
             scan and scored by one call, each compiled for it, instead of a few scans of powers of 4 (any split
-            gives the same bits; this only saves calls).
+            gives the same states, scores and counts; this only saves calls — but Hedge's weights and the
+            discounted counts are float sums over each scan, rounded by the split). Saved with the learner.
+        grid_blocks: cut each learner's grid into this many blocks, laid over the devices
+            (:mod:`jcsol.live.units`): several devices of this process, or, under
+            ``jax.distributed.initialize()``, every device of every process — each advances its blocks, and
+            every process holds the same board. The bits are those of :func:`jcsol.run` with the same
+            ``grid_blocks``, for any number of devices and processes. Over several processes every process must
+            make the same calls with the same events, and ``save`` writes one share per process.
         dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``).
     """
 
@@ -98,6 +120,7 @@ class Live:
         store_size: int = 100_000,
         on_full: str = "evict",
         batch_sizes=(),
+        grid_blocks: int = 1,
         dtype: str = "float32",
         key: int = 0,
     ):
@@ -133,10 +156,18 @@ class Live:
         self._flat_learner = tuple(flat for _, flat, _ in grids)
         self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
         self.key = int(key)
+        self.grid_blocks = min(_check_grid_blocks(grid_blocks, size) for size in self._sizes)
         self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
         self._shared = jax.device_put((self._flat_learner, self._flat_objective))
         self._buffers: tuple | None = None
         self._layout: _Layout | None = None
+        # blocks over devices (or processes): the carries and the board as two trees, not packed buffers
+        self._units = (
+            Units(self._flat_learner, self._flat_objective, self._sizes, self.grid_blocks, self._init_key())
+            if self.grid_blocks > 1 or jax.process_count() > 1
+            else None
+        )
+        self._saves = 0  # the generation of a share saved over several processes
         self.n_features: int | None = None
         d = n_features if n_features is not None else getattr(encoder, "n_features", None)
         if d is not None:
@@ -199,18 +230,29 @@ class Live:
         for size in pieces:
             window = slice(start, start + size)
             part = rows if len(pieces) == 1 else _take(rows, start, start + size)
-            self._buffers, scores = _learn(
-                self._buffers,
-                *self._shared,
+            batch = (
                 _device_rows(part),
                 y if len(pieces) == 1 else y[window],
                 None if arrival is None else arrival[window],
                 None if served is None else served[window],
-                layout=self._layout,
-                d=self.n_features,
-                selection=self.selection,
-                sizes=self._sizes,
             )
+            if self._units is not None:
+                assert self._buffers is not None and self.n_features is not None
+                carries, board = self._buffers
+                carries, board, scores = self._units.learn(
+                    carries, board, *batch, d=self.n_features, selection=self.selection
+                )
+                self._buffers = (carries, board)
+            else:
+                self._buffers, scores = _learn(
+                    self._buffers,
+                    *self._shared,
+                    *batch,
+                    layout=self._layout,
+                    d=self.n_features,
+                    selection=self.selection,
+                    sizes=self._sizes,
+                )
             if return_scores:
                 out.append(scores)
             start += size
@@ -225,14 +267,21 @@ class Live:
     # -- what it knows ------------------------------------------------------------------------------------
     @property
     def carry(self) -> tuple:
-        """Each learner's engine carry (states, counts), leaves of shape ``(1, its grid size, …)``."""
+        """Each learner's engine carry (states, counts), leaves of shape ``(1, its grid size, …)`` (over several
+        processes, gathered from all: every process must ask for it)."""
         self._require_started()
+        if self._units is not None:
+            assert self._buffers is not None
+            return self._units.gathered(self._buffers[0], "gathering the live learner's states")
         return _unpack(self._buffers, layout=self._layout)[0]
 
     @property
     def board(self) -> Board:
         """The leaderboard's and the selection's state (:class:`jcsol.live.board.Board`)."""
         self._require_started()
+        if self._units is not None:
+            assert self._buffers is not None
+            return jax.tree.map(np.asarray, self._buffers[1])  # the same on every device and process
         return _unpack(self._buffers, layout=self._layout)[1]
 
     @property
@@ -291,47 +340,69 @@ class Live:
 
     # -- saving -------------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Writes the learner (states, board, pending events, encoder) to one file, atomically."""
+        """Writes the learner (states, board, pending events, encoder) to one file, atomically.
+
+        Over several processes every process calls it with the same ``path``, and each writes its share,
+        ``PATH.<process>-of-<processes>``: its devices' configurations, the board, the pending events and the
+        encoder, with the process layout; the share it replaces is kept as ``….previous``, so that a save
+        interrupted on some processes leaves a generation every process holds. It returns when every process
+        has written its share.
+        """
         self._require_started()
-        arrays = {f"carry/{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(self.carry))}
+        path = os.fspath(path)
+        spread = None if self._units is None else self._units.spread
+        if spread is None:
+            carry = [np.asarray(a) for a in jax.tree.leaves(self.carry)]
+        else:
+            assert self._buffers is not None and self._units is not None
+            carry = spread.local(self._buffers[0])
+        arrays = {f"carry/{i}": a for i, a in enumerate(carry)}
         arrays.update({f"board/{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(self.board))})
         arrays.update({f"store/{k}": v for k, v in self.store.arrays().items()})
         if self.encoder is not None:
             arrays.update({f"encoder/{k}": np.asarray(v) for k, v in self.encoder.state_dict().items()})
         meta = self._description()
-        meta["digest"] = _digest(arrays)
-        path = os.fspath(path)
-        with atomic_write(path) as fh:
+        target = path
+        if spread is not None:
+            assert self._units is not None
+            self._saves += 1
+            meta.update(layout=self._units.layout(), generation=self._saves)
+            target = share_path(path, spread.process, spread.n_processes)
+            if os.path.exists(target):
+                os.replace(target, target + PREVIOUS)
+        meta["digest"] = _digest(arrays, meta)
+        with atomic_write(target) as fh:
             np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
+        if spread is not None:
+            assert self._units is not None
+            self._units.agree([self._saves], f"saving the live learner to {path}")
 
     @classmethod
     def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> Live:
         """The learner saved at ``path``, continuing exactly where it stopped.
 
-        ``learner`` and ``objective`` must be those it was built with (the file holds states, not code).
+        ``learner`` and ``objective`` must be those it was built with (the file holds states, not code). Over
+        several processes every process calls it, each reads its own share, and they continue from the
+        latest save every process holds a share of; a learner saved by another number of processes is
+        refused.
 
         Raises:
             LiveFileError: the file is unreadable or corrupted, of another format version, or of another
-                learner, grid or objective — the message says which.
+                learner, grid or objective, or saved by another number of processes — the message says which.
         """
         path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                meta = json.loads(archive["meta"].tobytes().decode())
-                arrays = {k: archive[k] for k in archive.files if k != "meta"}
-        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, __import__("zipfile").BadZipFile) as err:
-            raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
-        if meta.get("format") != FORMAT:
-            raise LiveFileError(
-                f"{path} has live-learner format {meta.get('format')} (written by jcsol "
-                f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}"
-            )
-        if meta.get("digest") != _digest(arrays):
-            raise LiveFileError(f"{path} is corrupted: its arrays do not match their SHA-256")
         objective = Sum(rho="laplace") if objective is None else objective
-        for what, mine in (("learner", _describe(learner)), ("objective", _describe(objective))):
-            if meta[what] != mine:
-                raise LiveFileError(f"{path} holds another {what}: saved {meta[what]}, given {mine}")
+        n_processes = jax.process_count()
+        if n_processes > 1:
+            meta, arrays = _agreed_share(path, learner, objective)
+        else:
+            _refuse_other_process_counts(path, 1)
+            meta, arrays = _read(path, learner, objective)
+            if "layout" in meta:
+                raise LiveFileError(
+                    f"{path} is process {meta['layout']['process']}'s share of a live learner saved over "
+                    f"{meta['layout']['processes']} processes: load it with that many processes"
+                )
         encoder = None
         if meta["encoder"] is not None:
             module, _, name = meta["encoder"].rpartition(".")
@@ -352,10 +423,39 @@ class Live:
             n_features=meta["n_features"],
             store_size=meta["store_size"],
             on_full=meta["on_full"],
+            batch_sizes=meta.get("batch_sizes", ()),
+            grid_blocks=meta.get("grid_blocks", 1),
             dtype=meta["dtype"],
             key=meta["key"],
         )
-        live._hold(_restore(live.carry, arrays, "carry", path), _restore(live.board, arrays, "board", path))
+        assert live._buffers is not None
+        spread = None if live._units is None else live._units.spread
+        if spread is None:
+            template = live.carry
+            board = _restore(live.board, arrays, "board", path)
+            live._hold(_restore(template, arrays, "carry", path), board)
+        else:
+            assert live._units is not None
+            if meta["layout"] != live._units.layout():
+                raise LiveFileError(
+                    f"{path} was saved with another process layout ({meta['layout']}) than this one's "
+                    f"({live._units.layout()}): load it with the processes and devices that saved it"
+                )
+            carries, board = live._buffers
+            shapes = jax.tree.leaves(carries)
+            mine = spread.runs.stop - spread.runs.start
+            saved = [arrays.get(f"carry/{i}") for i in range(len(shapes))]
+            for i, (a, s) in enumerate(zip(saved, shapes)):
+                if a is None or a.shape != (mine,) + s.shape[1:] or a.dtype != s.dtype:
+                    raise LiveFileError(
+                        f"{path} holds carry arrays of other shapes than this learner's (carry/{i}: "
+                        f"{None if a is None else (a.dtype, a.shape)}, expected {(s.dtype, (mine,) + s.shape[1:])})"
+                    )
+            live._buffers = (
+                spread.from_local(carries, [a for a in saved if a is not None]),
+                live._units.whole(_restore(jax.tree.map(np.asarray, board), arrays, "board", path, place=False)),
+            )
+            live._saves = int(meta["generation"])
         live.store.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("store/")})
         return live
 
@@ -375,14 +475,26 @@ class Live:
             "on_full": self.store.on_full,
             "dtype": str(self.dtype),
             "key": self.key,
+            "grid_blocks": self.grid_blocks,
+            "batch_sizes": list(self.batch_sizes),
         }
 
+    def _init_key(self) -> jax.Array:
+        """The key of the learners' initial states, as :func:`jcsol.run` derives it from ``key``."""
+        return jax.random.split(jax.random.key(self.key))[1]
+
     def _start(self, d: int) -> None:
-        init_key = jax.random.split(jax.random.key(self.key))[1]
-        keys = jax.random.split(init_key, 1)
-        carry = []
-        for learner, flat, size in zip(self.learners, self._shared[0], self._sizes):
+        for learner, size in zip(self.learners, self._sizes):
             _check_memory(learner, d, size, self.dtype)
+        if self._units is not None:
+            self.n_features = d
+            self._units.same_call("start", np.frombuffer(json.dumps(self._description()).encode(), np.uint8))
+            board = self._units.whole(init_board(self.n_grid, self.selection, self.dtype))
+            self._buffers = (self._units.init(d, self.dtype), board)
+            return
+        keys = jax.random.split(self._init_key(), 1)
+        carry = []
+        for flat, size in zip(self._shared[0], self._sizes):
             init = _compiled(
                 ("init", _signature((flat, keys)), d, str(self.dtype), size),
                 lambda size=size, flat=flat: jax.jit(
@@ -394,7 +506,10 @@ class Live:
         self._hold(tuple(carry), jax.device_put(init_board(self.n_grid, self.selection, self.dtype)))
 
     def _hold(self, carry: tuple, board: Board) -> None:
-        """Keeps ``(carry, board)`` as the buffers of their layout."""
+        """Keeps ``(carry, board)`` (carries as :attr:`carry` gives them) as the buffers of their layout."""
+        if self._units is not None:
+            self._buffers = (self._units.placed(carry), self._units.whole(board))
+            return
         self._layout = _Layout.of((carry, board))
         self._buffers = _pack((carry, board), layout=self._layout)
 
@@ -437,15 +552,24 @@ class Live:
             parts = [self._score(_take(rows, a, a + step), grid=grid) for a in range(0, n, step)]
             return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
         size = n if n in self.batch_sizes else 1 << max(n - 1, 0).bit_length()  # the next power of 2
-        scores, served = _predict(
-            self._buffers,
-            self._shared[0],
-            _device_rows(rows if size == n else _pad(rows, size)),
-            layout=self._layout,
-            d=self.n_features,
-            rule=self.selection.rule,
-            grid=grid,
-        )
+        padded = _device_rows(rows if size == n else _pad(rows, size))
+        if self._units is not None:
+            assert self._buffers is not None and self.n_features is not None
+            carries, board = self._buffers
+            rule = self.selection.rule
+            scores, served = self._units.predict(
+                carries, choice(board, rule), padded, d=self.n_features, rule=rule, grid=grid
+            )
+        else:
+            scores, served = _predict(
+                self._buffers,
+                self._shared[0],
+                padded,
+                layout=self._layout,
+                d=self.n_features,
+                rule=self.selection.rule,
+                grid=grid,
+            )
         if size == n:
             return (np.asarray(scores) if grid else None), np.asarray(served)
         return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
@@ -496,7 +620,7 @@ def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid
     """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``."""
     scores = jnp.concatenate(
         [
-            _grid_scores(jax.tree.map(lambda a: a[0], state), learner, rows, d)
+            grid_scores(jax.tree.map(lambda a: a[0], state), learner, rows, d)
             for state, learner in zip(states, learners)
         ],
         axis=1,
@@ -559,21 +683,6 @@ def _unpack(buffers: tuple, *, layout: _Layout):
         for at, offset, shape in layout.slots
     ]
     return jax.tree.unflatten(layout.treedef, leaves)
-
-
-def _grid_scores(state, learner, rows, d):
-    """``(n, G)`` scores of the rows under every configuration of one learner's grid."""
-
-    def one(learner, state):
-        if isinstance(rows, tuple):
-            if type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
-                w = learner.weights(state)
-                return jnp.sum(w[rows[0]] * rows[1], axis=-1)
-            dense = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
-            return learner.score(state, dense)
-        return learner.score(state, rows)
-
-    return jax.vmap(one)(learner, state).T
 
 
 def _compiled(key, lower):
@@ -661,8 +770,12 @@ def _describe(obj) -> dict | list:
     return json.loads(json.dumps(desc))
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
+def _digest(arrays: dict[str, np.ndarray], meta: dict) -> str:
+    """SHA-256 of the arrays and of where a share lies (its layout and generation: a share cannot be moved to
+    another process or save without being refused)."""
     h = hashlib.sha256()
+    if meta.get("layout") is not None:  # a share
+        h.update(json.dumps([meta["layout"], meta.get("generation")]).encode())
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}{a.dtype}{a.shape}".encode())
@@ -670,12 +783,83 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def _restore(template, arrays: dict[str, np.ndarray], prefix: str, path):
+def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(meta, arrays)`` of a saved live learner, checked: readable, of this format, intact, of this learner
+    and objective."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = json.loads(archive["meta"].tobytes().decode())
+            arrays = {k: archive[k] for k in archive.files if k != "meta"}
+    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as err:
+        raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
+    if meta.get("format") != FORMAT:
+        raise LiveFileError(
+            f"{path} has live-learner format {meta.get('format')} (written by jcsol "
+            f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}"
+        )
+    if meta.get("digest") != _digest(arrays, meta):
+        raise LiveFileError(f"{path} is corrupted: its arrays do not match their SHA-256")
+    for what, mine in (("learner", _describe(learner)), ("objective", _describe(objective))):
+        if meta[what] != mine:
+            raise LiveFileError(f"{path} holds another {what}: saved {meta[what]}, given {mine}")
+    return meta, arrays
+
+
+def _refuse_other_process_counts(path: str, n_processes: int) -> None:
+    saved = other_process_counts(path, n_processes)
+    if saved:
+        raise LiveFileError(
+            f"{path} holds a live learner saved by {saved}, and this run has {n_processes}: a live learner saved "
+            "over several processes loads only with as many processes (each share holds its own processes' "
+            "configurations)"
+        )
+
+
+def _agreed_share(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
+    """This process's share of the latest save that every process holds a share of; every process refuses
+    when one of them cannot read its share, so that none continues alone."""
+    devices = global_devices()
+    platform = devices[0].platform
+    spread = Spread(devices, len(devices), timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu")
+    target = share_path(path, spread.process, spread.n_processes)
+    found: dict[int, tuple[dict, dict[str, np.ndarray]]] = {}
+    refusal: LiveFileError | None = None
+    try:
+        _refuse_other_process_counts(path, spread.n_processes)
+        for name in (target, target + PREVIOUS):
+            if os.path.exists(name):
+                meta, arrays = _read(name, learner, objective)
+                found[int(meta.get("generation", 0))] = (meta, arrays)
+        if not found:
+            raise LiveFileError(f"{target} does not exist: no share of a live learner saved at {path} for this process")
+    except LiveFileError as err:
+        refusal = err
+    held = sorted(found, reverse=True)
+    table = spread.agree([int(refusal is not None), *(held + [0, 0])[:2]], f"loading the live learner {path}")
+    if refusal is not None:
+        raise refusal
+    if table[:, 0].any():
+        raise LiveFileError(
+            f"{path}: process(es) {np.flatnonzero(table[:, 0]).tolist()} refused their share (their error says "
+            "why); every process refuses, so that none continues alone"
+        )
+    common = set.intersection(*(set(row[1:].tolist()) - {0} for row in table))
+    if not common:
+        by_process = [sorted(set(row[1:].tolist()) - {0}) for row in table]
+        raise LiveFileError(
+            f"{path}: the processes hold shares of different saves ({by_process} by process): saves were "
+            "interrupted, or the shares are not in one folder every process sees"
+        )
+    return found[max(common)]
+
+
+def _restore(template, arrays: dict[str, np.ndarray], prefix: str, path, *, place: bool = True):
     leaves, treedef = jax.tree.flatten(template)
     saved = [arrays.get(f"{prefix}/{i}") for i in range(len(leaves))]
     if any(s is None or s.shape != a.shape or s.dtype != a.dtype for s, a in zip(saved, leaves)):
         raise LiveFileError(f"{path} holds {prefix} arrays of other shapes than this learner's")
-    return jax.device_put(jax.tree.unflatten(treedef, saved))
+    tree = jax.tree.unflatten(treedef, saved)
+    return jax.device_put(tree) if place else tree
 
 
 def _version() -> str:

@@ -1,0 +1,305 @@
+"""A live learner's grid cut into blocks and laid over devices — several of one process, or every device of a
+distributed run (:mod:`jcsol.distributed`).
+
+With ``Live(..., grid_blocks=k)``, each learner's flat grid is cut into ``k`` blocks of equal size (the last
+padded with copies of its last configuration), exactly as :func:`jcsol.run` cuts it with ``grid_blocks=k``:
+a block is a *unit*, and the units are split over the devices, whole, at least two to a device (padded with
+copies of the last unit). Under ``jax.distributed.initialize()`` every process's devices take part, in process
+order, and a grid of one block is padded to one copy per device. ``learn`` and ``predict`` are then one
+compiled program over all devices: each device advances (or scores with) its own units, every
+configuration's pre-update scores are gathered to every device (an all-gather), and the board is advanced
+on each of them, the same computation on the same numbers, so every process holds the same board.
+
+A unit's arithmetic does not depend on how many devices or processes share the units, so a live learner
+over ``P`` processes gives the same bits as one process with the same ``grid_blocks`` and the same number of
+units a device — and, over the concatenated stream, as :func:`jcsol.run` with that ``grid_blocks``. The
+blocks, not the devices, fix the bits: a learner saved with ``grid_blocks=k`` continues with ``k``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ..base import Learner
+from ..distributed import Spread
+from ..engine import _advance_impl, _blocked, _compiled_init, _devices_for, _on_host, _pad_runs
+from ..linalg import SparseVector, densify
+from ..watchdog import resolve_timeout
+from .board import Board, Selection, advance_board, served_score
+
+
+class Units:
+    """The placement of a live learner's grid as units over devices, and its compiled learn and predict.
+
+    Args:
+        learners, objective: each learner's flat grid (hyperparameter leaves of shape ``(size,)``) and the whole
+            grid's flat objective (leaves of shape ``(G,)``).
+        sizes: each learner's grid size.
+        blocks: the blocks each learner's grid is cut into.
+        key: the key of the learners' initial states (the same as a one-block live learner's).
+    """
+
+    def __init__(self, learners: tuple, objective, sizes: tuple[int, ...], blocks: int, key: jax.Array):
+        self.sizes, self.blocks = sizes, blocks
+        self.per_unit = blocks > 1
+        at_least = 2 if self.per_unit else 1
+        self.devices = _devices_for(blocks, at_least)
+        self.block_sizes = tuple(-(-size // blocks) for size in sizes)
+        keys = jnp.repeat(jax.random.split(key, 1), blocks, axis=0)
+        start, hyper = 0, []
+        for learner, size, block in zip(learners, sizes, self.block_sizes):
+            own = jax.tree.map(lambda a, start=start, size=size: np.asarray(a)[start : start + size], objective)
+            hyper.append(_blocked((learner, own), 1, blocks, block) if self.per_unit else (learner, own))
+            start += size
+        if self.per_unit:
+            hyper, keys = _pad_runs((tuple(hyper), keys), len(self.devices), at_least)
+        else:
+            keys = _pad_runs(keys, len(self.devices))
+        self.n_units = keys.shape[0]
+        platform = self.devices[0].platform
+        self.spread = (
+            Spread(self.devices, self.n_units, timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu")
+            if jax.process_count() > 1
+            else None
+        )
+        self.mesh = Mesh(np.array(self.devices), ("runs",))
+        self.hyper = self.split(tuple(hyper)) if self.per_unit else self.whole(tuple(hyper))
+        self.objective = self.whole(objective)
+        self.keys = self.split(keys)
+
+    # -- placement ------------------------------------------------------------------------------------------
+    def split(self, tree) -> Any:
+        """Arrays whose first axis is the units', split over the devices."""
+        if self.spread is not None:
+            return self.spread.split(tree)
+        return jax.device_put(tree, NamedSharding(self.mesh, PartitionSpec("runs")))
+
+    def whole(self, tree) -> Any:
+        """Arrays every device holds whole."""
+        if self.spread is not None:
+            return self.spread.whole(tree)
+        return jax.device_put(tree, NamedSharding(self.mesh, PartitionSpec()))
+
+    def init(self, d: int, dtype) -> tuple:
+        """Every learner's initial carry, leaves of shape ``(units, block, …)``."""
+        carries = []
+        for (learner, _), block in zip(self.hyper, self.block_sizes):
+            init, _, _ = _compiled_init(
+                learner,
+                self.keys,
+                n_grid=block,
+                n_curve=0,
+                d=d,
+                dtype=dtype,
+                devices=self.devices,
+                per_unit=self.per_unit,
+            )
+            carries.append(init(learner, self.keys))
+        return tuple(carries)
+
+    def gathered(self, carries: tuple, what: str) -> tuple:
+        """The carries as a one-block live learner holds them: leaves of shape ``(1, size, …)``, on the host."""
+        if self.spread is not None:
+            carries = self.spread.gather(carries, what)
+        else:
+            carries = _on_host(carries, self.devices)
+
+        def one(a, size, block):
+            a = np.asarray(a)
+            if not self.per_unit:
+                return a[:1]
+            return a[: self.blocks].reshape((1, self.blocks * block) + a.shape[2:])[:, :size]
+
+        return tuple(
+            jax.tree.map(functools.partial(one, size=size, block=block), carry)
+            for carry, size, block in zip(carries, self.sizes, self.block_sizes)
+        )
+
+    def placed(self, carries: tuple) -> tuple:
+        """Carries held as :meth:`gathered` gives them, cut into units and placed on the devices again."""
+
+        def one(a, size, block):
+            a = np.asarray(a)[0]
+            if self.per_unit:
+                a = np.concatenate([a, np.repeat(a[-1:], self.blocks * block - size, axis=0)])
+                a = a.reshape((self.blocks, block) + a.shape[1:])
+                return np.concatenate([a, np.repeat(a[-1:], self.n_units - self.blocks, axis=0)])
+            return np.repeat(a[None], self.n_units, axis=0)
+
+        return self.split(
+            tuple(
+                jax.tree.map(functools.partial(one, size=size, block=block), carry)
+                for carry, size, block in zip(carries, self.sizes, self.block_sizes)
+            )
+        )
+
+    def layout(self) -> dict:
+        """The process layout a saved share records (see :meth:`jcsol.distributed.Spread.layout`)."""
+        assert self.spread is not None
+        return {**self.spread.layout(), "grid_blocks": self.blocks}
+
+    # -- the compiled calls ---------------------------------------------------------------------------------
+    def learn(self, carries: tuple, board: Board, rows, y, arrival, served, *, d: int, selection: Selection):
+        """``(carries, board, every configuration's pre-update scores (n, G))`` after learning one batch."""
+        args = (rows, y, arrival, served)
+        self.same_call("learn", *args)
+        args = self._inputs(args)
+        return self._run(
+            lambda: _learn_units(
+                carries,
+                board,
+                self.hyper,
+                self.objective,
+                *args,
+                devices=self.devices,
+                d=d,
+                selection=selection,
+                sizes=self.sizes,
+                per_unit=self.per_unit,
+            ),
+            "learning a batch",
+        )
+
+    def predict(self, carries: tuple, chosen, rows, *, d: int, rule: str, grid: bool):
+        """``(every configuration's scores (n, G) or None unless grid, the served scores (n,))``."""
+        self.same_call("predict", rows)
+        (rows,) = self._inputs((rows,))
+        return self._run(
+            lambda: _predict_units(
+                tuple(c.state for c in carries),
+                chosen,
+                tuple(learner for learner, _ in self.hyper),
+                rows,
+                devices=self.devices,
+                d=d,
+                rule=rule,
+                grid=grid,
+                sizes=self.sizes,
+                per_unit=self.per_unit,
+            ),
+            "scoring a batch",
+        )
+
+    def same_call(self, kind: str, *arrays) -> None:
+        """Refuses, on every process, a call that the processes did not all make with the same batch."""
+        if self.spread is None:
+            return
+        digest = hashlib.blake2b(kind.encode(), digest_size=7)
+        for a in jax.tree.leaves(arrays):
+            a = np.ascontiguousarray(a)
+            digest.update(f"{a.dtype}{a.shape}".encode())
+            digest.update(a.tobytes())
+        table = self.spread.agree([int.from_bytes(digest.digest(), "big")], f"comparing the calls of Live.{kind}")
+        if np.any(table[:, 0] != table[0, 0]):
+            raise ValueError(
+                f"process {self.spread.process} of {self.spread.n_processes}: the processes called Live.{kind} "
+                "with different batches (or one called another method): every process must make the same calls "
+                "of a live learner, with the same events, in the same order"
+            )
+
+    def agree(self, values, what: str) -> np.ndarray:
+        """Small integer vectors of every process, stacked in process order (this process's alone in one)."""
+        if self.spread is None:
+            return np.asarray([values], np.int64)
+        return self.spread.agree(values, what)
+
+    def _inputs(self, tree):
+        return tree if self.spread is None else self.spread.whole(tree)
+
+    def _run(self, fn, what: str):
+        if self.spread is None:
+            return fn()
+        return self.spread.collective(lambda: jax.block_until_ready(fn()), what)
+
+
+def _mapped(fn, devices: tuple, in_specs: tuple, out_specs):
+    """``fn`` with its unit axis split over ``devices``; itself on one device."""
+    if len(devices) == 1:
+        return fn
+    mesh = Mesh(np.array(devices), ("runs",))
+    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+
+
+def _all_units(a, gather: bool):
+    """``a`` of this device's units, as every device's (an all-gather over the mesh's unit axis)."""
+    return jax.lax.all_gather(a, "runs", tiled=True) if gather else a
+
+
+@functools.partial(jax.jit, static_argnames=("devices", "d", "selection", "sizes", "per_unit"), donate_argnums=0)
+def _learn_units(carries, board, hyper, objective, rows, y, arrival, served, *, devices, d, selection, sizes, per_unit):
+    split, whole = PartitionSpec("runs"), PartitionSpec()
+    body = functools.partial(
+        _learn_units_impl, d=d, selection=selection, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
+    )
+    in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole)
+    return _mapped(body, devices, in_specs, (split, whole, whole))(
+        carries, board, hyper, objective, rows, y, arrival, served
+    )
+
+
+def _learn_units_impl(
+    carries, board, hyper, objective, rows, y, arrival, served, *, d, selection, sizes, per_unit, gather
+):
+    """The engine's rounds over one batch for this device's units of each learner, every configuration's
+    scores gathered, then the board's update (as :func:`jcsol.live.learner._learn_impl`, per unit)."""
+    n = y.shape[0]
+    new, per_learner = [], []
+    for carry, (learner, own), size in zip(carries, hyper, sizes):
+        units = jax.tree.leaves(carry)[0].shape[0]
+        none = jnp.zeros(units, jnp.int32)
+        order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
+        carry, s = _advance_impl(
+            carry, learner, own, (rows, y, None), none, none, order, jnp.zeros(n, jnp.int32), d=d, per_unit=per_unit
+        )
+        new.append(carry)
+        s = _all_units(s, gather)  # (units, block, n)
+        per_learner.append(s.reshape(-1, n)[:size].T)
+    scores = jnp.concatenate(per_learner, axis=1)
+    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection)
+    return tuple(new), board, scores
+
+
+@functools.partial(jax.jit, static_argnames=("devices", "d", "rule", "grid", "sizes", "per_unit"))
+def _predict_units(states, chosen, learners, rows, *, devices, d, rule, grid, sizes, per_unit):
+    split, whole = PartitionSpec("runs"), PartitionSpec()
+    body = functools.partial(
+        _predict_units_impl, d=d, rule=rule, grid=grid, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
+    )
+    in_specs = (split, whole, split if per_unit else whole, whole)
+    return _mapped(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
+
+
+def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes, per_unit, gather):
+    n = rows[0].shape[0] if isinstance(rows, tuple) else rows.shape[0]
+    per_learner = []
+    for state, learner, size in zip(states, learners, sizes):
+        if per_unit:
+            s = jax.vmap(lambda st, le: grid_scores(st, le, rows, d))(state, learner)
+        else:
+            s = jax.vmap(lambda st, learner=learner: grid_scores(st, learner, rows, d))(state)
+        s = _all_units(s, gather)  # (units, n, block)
+        per_learner.append(jnp.swapaxes(s, 0, 1).reshape(n, -1)[:, :size])
+    scores = jnp.concatenate(per_learner, axis=1)
+    return (scores if grid else None), served_score(chosen, scores, rule)
+
+
+def grid_scores(state, learner, rows, d):
+    """``(n, G)`` scores of the rows under every configuration of one learner's grid (state leaves ``(G, …)``)."""
+
+    def one(learner, state):
+        if isinstance(rows, tuple):
+            if type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
+                w = learner.weights(state)
+                return jnp.sum(w[rows[0]] * rows[1], axis=-1)
+            dense = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
+            return learner.score(state, dense)
+        return learner.score(state, rows)
+
+    return jax.vmap(one)(learner, state).T
