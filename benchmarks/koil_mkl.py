@@ -9,6 +9,7 @@ ch. 4 (KOIL with multiple kernel learning, after Jin, Hoi, Yang, *Online multipl
     python benchmarks/koil_mkl.py --report cpu.json gpu.json   # the tables from files written before
     python benchmarks/koil_mkl.py --sets poker --hindsight FIFO++   # a column over every C, on the outer runs
     python benchmarks/koil_mkl.py --sets letter --fixed-C 4         # RS++, FIFO++, RS, FIFO (no compensation)
+    python benchmarks/koil_mkl.py --sets shuttle --fixed-C 0.5 --dtype float64   # the same in float64
 
 Protocol (the thesis, §4.4, and the evaluation of its Table 3.3): the pool of 16 kernels of
 :func:`jcsol.algorithms.kernels.mkl_pool` (polynomial ``(xᵀx')^p``, ``p = 1, 2, 3``; Gaussian ``σ = 2^-6…2^6``),
@@ -71,6 +72,7 @@ COLUMNS = (("RS++", "hinge"), ("FIFO++", "hinge"), ("RS++", "smooth"), ("FIFO++"
 LABELS = ("RS++", "FIFO++", "RS++ smooth", "FIFO++ smooth")
 READINGS = ("vote", "sum")
 CS = 2.0 ** np.arange(-10, 11)
+DTYPE = "float32"  # --dtype
 
 
 def learner_of(label: str) -> KOILMKL:
@@ -81,9 +83,12 @@ def learner_of(label: str) -> KOILMKL:
 def aucs(learner: KOILMKL, X, y, splits, seed: int) -> tuple[dict[str, np.ndarray], dict[str, float], Any]:
     """Test AUCs of one training of ``learner`` (a grid, possibly) under both readings, the seconds spent, and the
     final states."""
-    pr = protocol_auc(learner, X, y, splits, key=seed)
+    pr = protocol_auc(learner, X, y, splits, key=seed, dtype=DTYPE)
     start = time.perf_counter()
-    by_reading = {"vote": pr.auc, "sum": fold_auc(pr.result, X, y, splits, scorer=learner.replace(combine="sum"))}
+    by_reading = {
+        "vote": pr.auc,
+        "sum": fold_auc(pr.result, X, y, splits, scorer=learner.replace(combine="sum"), dtype=DTYPE),
+    }
     times = {
         "compile": pr.result.time_compile,
         "run": pr.result.time_run,
@@ -146,10 +151,12 @@ def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
     for policy in policies:
         learner = KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, C=C)
         by_reading, _, states = aucs(learner, X, y, splits, args.seed)
+        w = np.asarray(states.w)
         print(
-            f"{name} {policy} {loss} C = {C:g}: vote {by_reading['vote'].mean():.3f}, sum "
+            f"{name} {policy} {loss} C = {C:g} ({DTYPE}): vote {by_reading['vote'].mean():.3f}, sum "
             f"{by_reading['sum'].mean():.3f}; largest |α| {np.abs(np.asarray(states.alpha)).max():.4g}, smallest "
-            f"kernel weight {np.asarray(states.w).min():.3g}",
+            f"kernel weight {w.min():.3g} (non-zero {w[w > 0].min():.3g}); kernels at weight 0: "
+            f"{(w == 0).sum(-1).mean():.1f} of {w.shape[-1]} a run",
             flush=True,
         )
 
@@ -224,7 +231,14 @@ def main() -> None:
     parser.add_argument("--fixed-C", type=float, help="only each of --policies on --sets at this C (with --loss)")
     parser.add_argument("--policies", nargs="+", default=["RS++", "FIFO++", "RS", "FIFO"])
     parser.add_argument("--loss", default="hinge", choices=["hinge", "smooth"])
+    parser.add_argument(
+        "--dtype", default="float32", choices=["float32", "float64"], help="of the learners' states and scores"
+    )
     args = parser.parse_args()
+    global DTYPE
+    DTYPE = args.dtype
+    if DTYPE == "float64":
+        jax.config.update("jax_enable_x64", True)
     if args.fixed_C is not None:
         for name in args.sets:
             at_fixed_C(name, args.fixed_C, args.policies, args.loss, args)

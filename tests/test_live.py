@@ -193,6 +193,11 @@ def test_board_follows_its_rules(stream, rule, gamma):
     np.testing.assert_array_equal(board.counts, counts)
     np.testing.assert_allclose(np.asarray(live.board.recent), recent, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(board.served_counts, served_counts)
+    batched = Live(jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64)
+    for a in range(0, len(y), 40):  # the board advanced a batch at a time: the same choices
+        batched.learn(X[a : a + 40], y[a : a + 40])
+    np.testing.assert_array_equal(batched.leaderboard().served_counts, served_counts)
+    assert int(batched.board.served) == int(live.board.served)
     if rule == "ftl":
         np.testing.assert_array_equal(choices, ref_choices)
         assert len(set(choices)) > 1, "the stream should make FTL switch at least once"
@@ -205,6 +210,22 @@ def test_board_follows_its_rules(stream, rule, gamma):
     for g in range(scores.shape[1]):
         assert board.auc[g] == pytest.approx(roc_auc_score(y[last], scores[last, g]), abs=1e-6)
     assert board.sum[board.served] == pytest.approx(jcsol.metrics.weighted_sum(counts[board.served]))
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.25])
+def test_ftl_switching_over_a_batch_is_the_rule_event_by_event(margin):
+    from jcsol.live.board import _follow
+
+    quality = np.random.default_rng(0).integers(0, 5, (300, 7)).astype(np.float32) / 4  # many ties
+    served, before = 3, []
+    for q in quality:
+        before.append(served)
+        leader = int(np.argmax(q))
+        if q[leader] > q[served] + margin:
+            served = leader
+    got_before, got_after = _follow(jax.numpy.int32(3), quality, margin)
+    np.testing.assert_array_equal(got_before, before)
+    assert int(got_after) == served and len(set(before)) > 2
 
 
 def test_leaderboard_table_and_frame(stream):

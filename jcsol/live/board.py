@@ -126,9 +126,9 @@ def advance_board(
     """Counts ``B`` labelled events: ``scores`` ``(B, G)`` are each configuration's predictions of them,
     ``served`` ``(B,)`` the scores served for them (``None``: the board's current choice at each event).
 
-    Everything but FTL's switching (a scalar recurrence) is computed for the whole batch at once: counts as
-    prefix sums, the discounted counts and Hedge's log weights as linear recurrences by a parallel prefix
-    scan.
+    Everything is computed for the whole batch at once: counts as prefix sums, the discounted counts and
+    Hedge's log weights as linear recurrences by a parallel prefix scan, and FTL's switching as the prefix
+    compositions of each event's switching map (:func:`_follow`).
     """
     n = y.shape[0]
     dtype = scores.dtype
@@ -152,14 +152,7 @@ def advance_board(
             p = jax.nn.softmax(jnp.concatenate([board.log_weights[None], log_w[:-1]]), axis=-1)
             served = jnp.sum(jnp.where(scores >= 0, 1.0, -1.0).astype(dtype) * p, axis=-1)
     else:
-        quality = measure(objective, recent)  # (B, G)
-        leader = jnp.argmax(quality, axis=-1)
-
-        def switch(current, inputs):
-            q, best = inputs
-            return jnp.where(q[best] > q[current] + selection.margin, best, current).astype(jnp.int32), current
-
-        chosen, before = jax.lax.scan(switch, board.served, (quality, leader))
+        before, chosen = _follow(board.served, measure(objective, recent), selection.margin)
         if served is None:
             served = jnp.take_along_axis(scores, before[:, None], axis=1)[:, 0]
     served_hits = (2 * (~positive) + (served < 0))[:, None] == one_hot  # (B, 4)
@@ -177,6 +170,23 @@ def advance_board(
         window_labels=board.window_labels.at[slots].set(labels, unique_indices=True),
         seen=board.seen + n,
     )
+
+
+def _follow(served: jax.Array, quality: jax.Array, margin: float) -> tuple[jax.Array, jax.Array]:
+    """FTL's served configuration before each event of a batch ``(B,)``, and after the last: after event ``t``
+    the served ``c`` becomes the leader ``b_t`` of ``quality[t]`` when ``quality[t, b_t] > quality[t, c] + margin``.
+
+    Event ``t`` maps every configuration ``c`` to its successor ``f_t(c)`` (a row of ``G`` indices); the served
+    configuration after ``t`` is ``(f_t ∘ … ∘ f_1)(served)``, and the compositions of all prefixes come from one
+    parallel prefix scan of ``B × G`` indices instead of ``B`` dependent steps. The same comparisons, so the
+    same choices as the step-by-step rule.
+    """
+    leader = jnp.argmax(quality, axis=-1)  # (B,)
+    lead = jnp.take_along_axis(quality, leader[:, None], axis=1)  # (B, 1)
+    maps = jnp.where(lead > quality + margin, leader[:, None], jnp.arange(quality.shape[1])).astype(jnp.int32)
+    prefix = jax.lax.associative_scan(lambda first, then: jnp.take_along_axis(then, first, axis=-1), maps)
+    after = prefix[:, served]
+    return jnp.concatenate([served[None], after[:-1]]), after[-1]
 
 
 def _recurrence(start: jax.Array, increments: jax.Array, gamma: float) -> jax.Array:
