@@ -212,22 +212,6 @@ def test_board_follows_its_rules(stream, rule, gamma):
     assert board.sum[board.served] == pytest.approx(jcsol.metrics.weighted_sum(counts[board.served]))
 
 
-@pytest.mark.parametrize("margin", [0.0, 0.25])
-def test_ftl_switching_over_a_batch_is_the_rule_event_by_event(margin):
-    from jcsol.live.board import _follow
-
-    quality = np.random.default_rng(0).integers(0, 5, (300, 7)).astype(np.float32) / 4  # many ties
-    served, before = 3, []
-    for q in quality:
-        before.append(served)
-        leader = int(np.argmax(q))
-        if q[leader] > q[served] + margin:
-            served = leader
-    got_before, got_after = _follow(jax.numpy.int32(3), quality, margin)
-    np.testing.assert_array_equal(got_before, before)
-    assert int(got_after) == served and len(set(before)) > 2
-
-
 def test_leaderboard_table_and_frame(stream):
     X, y = stream
     live = Live(jcsol.COG(eta=jcsol.decades()))

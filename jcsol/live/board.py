@@ -126,33 +126,43 @@ def advance_board(
     """Counts ``B`` labelled events: ``scores`` ``(B, G)`` are each configuration's predictions of them,
     ``served`` ``(B,)`` the scores served for them (``None``: the board's current choice at each event).
 
-    Everything is computed for the whole batch at once: counts as prefix sums, the discounted counts and
-    Hedge's log weights as linear recurrences by a parallel prefix scan, and FTL's switching as the prefix
-    compositions of each event's switching map (:func:`_follow`).
+    The recurrences (the discounted counts, Hedge's log weights, FTL's switching) run event by event, one
+    short loop each (:func:`_running`), the rest for the whole batch at once. The discounted counts thus take the same
+    values whatever the batch split; Hedge's log weights are shifted to a maximum of 0 after each batch.
     """
     n = y.shape[0]
     dtype = scores.dtype
     gamma = selection.forgetting
     positive = y > 0
     one_hot = jnp.arange(4)
-    hits = (2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot  # (B, G, 4)
-    recent = _recurrence(board.recent, hits.astype(dtype), gamma)
-    chosen, log_weights = board.served, board.log_weights
+    hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot).astype(dtype)  # (B, G, 4)
+    log_weights = board.log_weights
     if selection.rule == "hedge":
-        seen_pos = board.counts[0, TP] + board.counts[0, FN] + jnp.cumsum(positive)
-        seen_neg = board.counts[0, FP] + board.counts[0, TN] + jnp.cumsum(~positive)
-        rho = objective.weight(
-            positive[:, None], seen_pos[:, None], seen_neg[:, None], seen_pos[:, None], seen_neg[:, None]
-        ).astype(dtype)  # (B, G)
+        recent = _running(board.recent, hits, gamma, every=False)
+        classes = jnp.stack([positive, ~positive], axis=1).astype(jnp.int32)  # (B, 2)
+        start = jnp.stack([board.counts[0, TP] + board.counts[0, FN], board.counts[0, FP] + board.counts[0, TN]])
+        seen = _running(start, classes, 1.0)  # classes seen after each event
+        seen_pos, seen_neg = seen[:, :1], seen[:, 1:]
+        rho = objective.weight(positive[:, None], seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
         loss = jnp.where(wrong, jnp.where(positive[:, None], rho, 1.0) / (1.0 + rho), 0.0)
-        log_w = _recurrence(board.log_weights, -selection.rate * loss, gamma)  # after each event
+        log_w = _running(board.log_weights, -selection.rate * loss, gamma)  # after each event
         log_weights = log_w[-1] - log_w[-1].max()
+        chosen = board.served
         if served is None:
             p = jax.nn.softmax(jnp.concatenate([board.log_weights[None], log_w[:-1]]), axis=-1)
             served = jnp.sum(jnp.where(scores >= 0, 1.0, -1.0).astype(dtype) * p, axis=-1)
     else:
-        before, chosen = _follow(board.served, measure(objective, recent), selection.margin)
+        recent_each = _running(board.recent, hits, gamma)
+        quality = measure(objective, recent_each)  # (B, G)
+        leader = jnp.argmax(quality, axis=-1)
+
+        def switch(current, inputs):
+            q, best = inputs
+            return jnp.where(q[best] > q[current] + selection.margin, best, current).astype(jnp.int32), current
+
+        chosen, before = jax.lax.scan(switch, board.served, (quality, leader))
+        recent = recent_each[-1]
         if served is None:
             served = jnp.take_along_axis(scores, before[:, None], axis=1)[:, 0]
     served_hits = (2 * (~positive) + (served < 0))[:, None] == one_hot  # (B, 4)
@@ -160,10 +170,10 @@ def advance_board(
     slots = (board.seen + (n - kept) + jnp.arange(kept)) % selection.window
     labels = jnp.where(positive[n - kept :], 1, -1).astype(jnp.int8)
     return Board(
-        counts=board.counts + hits.sum(0, dtype=jnp.int32),
-        recent=recent[-1],
+        counts=board.counts + hits.sum(0).astype(jnp.int32),
+        recent=recent,
         served_counts=board.served_counts + served_hits.sum(0, dtype=jnp.int32),
-        served_recent=_recurrence(board.served_recent, served_hits.astype(dtype), gamma)[-1],
+        served_recent=_running(board.served_recent, served_hits.astype(dtype), gamma, every=False),
         served=chosen,
         log_weights=log_weights,
         window_scores=board.window_scores.at[:, slots].set(scores[n - kept :].T, unique_indices=True),
@@ -172,34 +182,16 @@ def advance_board(
     )
 
 
-def _follow(served: jax.Array, quality: jax.Array, margin: float) -> tuple[jax.Array, jax.Array]:
-    """FTL's served configuration before each event of a batch ``(B,)``, and after the last: after event ``t``
-    the served ``c`` becomes the leader ``b_t`` of ``quality[t]`` when ``quality[t, b_t] > quality[t, c] + margin``.
+def _running(start: jax.Array, increments: jax.Array, gamma: float, *, every: bool = True) -> jax.Array:
+    """``v_t = γ·v_{t−1} + x_t`` over the batch (axis 0), ``v_{−1} = start``, event by event: every ``v_t``
+    (``(B, …)``), or the last alone."""
 
-    Event ``t`` maps every configuration ``c`` to its successor ``f_t(c)`` (a row of ``G`` indices); the served
-    configuration after ``t`` is ``(f_t ∘ … ∘ f_1)(served)``, and the compositions of all prefixes come from one
-    parallel prefix scan of ``B × G`` indices instead of ``B`` dependent steps. The same comparisons, so the
-    same choices as the step-by-step rule.
-    """
-    leader = jnp.argmax(quality, axis=-1)  # (B,)
-    lead = jnp.take_along_axis(quality, leader[:, None], axis=1)  # (B, 1)
-    maps = jnp.where(lead > quality + margin, leader[:, None], jnp.arange(quality.shape[1])).astype(jnp.int32)
-    prefix = jax.lax.associative_scan(lambda first, then: jnp.take_along_axis(then, first, axis=-1), maps)
-    after = prefix[:, served]
-    return jnp.concatenate([served[None], after[:-1]]), after[-1]
+    def step(v, x):
+        v = v + x if gamma == 1.0 else gamma * v + x
+        return v, (v if every else None)
 
-
-def _recurrence(start: jax.Array, increments: jax.Array, gamma: float) -> jax.Array:
-    """``v_t = γ·v_{t−1} + x_t`` for every ``t`` of the batch (axis 0), ``v_{−1} = start``."""
-    if gamma == 1.0:
-        return start + jnp.cumsum(increments, axis=0)
-    first = increments.at[0].add(gamma * start)
-    decay = jnp.full(increments.shape[:1] + (1,) * (increments.ndim - 1), gamma, increments.dtype)
-
-    def combine(a, b):
-        return a[0] * b[0], b[0] * a[1] + b[1]
-
-    return jax.lax.associative_scan(combine, (jnp.broadcast_to(decay, increments.shape), first))[1]
+    last, each = jax.lax.scan(step, start, increments)
+    return each if every else last
 
 
 @jax.jit
