@@ -51,7 +51,9 @@ WORKER = textwrap.dedent("""
             live.save(job["path"])
             if job.get("die_after_save") == [process, generation]:
                 os.kill(os.getpid(), signal.SIGKILL)
-    arrays = {"scores": live.scores(X[224:240]), "served": live.predict(X[224:240]), "events": live.board.seen}
+    board = live.leaderboard()
+    arrays = {"scores": live.scores(X[224:240]), "served": live.predict(X[224:240]), "events": live.board.seen,
+              "sum": board.sum, "auc": board.auc, "leader": np.asarray(board.served)}
     arrays.update({f"carry_{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(live.carry))})
     arrays.update({f"board_{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(live.board))})
     if not job.get("resume"):
