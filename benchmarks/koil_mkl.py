@@ -10,6 +10,7 @@ ch. 4 (KOIL with multiple kernel learning, after Jin, Hoi, Yang, *Online multipl
     python benchmarks/koil_mkl.py --sets poker --hindsight FIFO++   # a column over every C, on the outer runs
     python benchmarks/koil_mkl.py --sets letter --fixed-C 4         # RS++, FIFO++, RS, FIFO (no compensation)
     python benchmarks/koil_mkl.py --sets shuttle --fixed-C 0.5 --dtype float64   # the same in float64
+    python benchmarks/koil_mkl.py --sets shuttle --hindsight FIFO++ --decay      # the decayed variant over every C
 
 Protocol (the thesis, §4.4, and the evaluation of its Table 3.3): the pool of 16 kernels of
 :func:`jcsol.algorithms.kernels.mkl_pool` (polynomial ``(xᵀx')^p``, ``p = 1, 2, 3``; Gaussian ``σ = 2^-6…2^6``),
@@ -73,11 +74,12 @@ LABELS = ("RS++", "FIFO++", "RS++ smooth", "FIFO++ smooth")
 READINGS = ("vote", "sum")
 CS = 2.0 ** np.arange(-10, 11)
 DTYPE = "float32"  # --dtype
+DECAY = False  # --decay
 
 
 def learner_of(label: str) -> KOILMKL:
     policy, loss = COLUMNS[LABELS.index(label)]
-    return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss)
+    return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, decay=DECAY)
 
 
 def aucs(learner: KOILMKL, X, y, splits, seed: int) -> tuple[dict[str, np.ndarray], dict[str, float], Any]:
@@ -149,11 +151,12 @@ def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
     """Each buffer policy at one C: AUC under both readings, the largest |α| and the smallest kernel weight."""
     X, y, splits = outer(name, args)
     for policy in policies:
-        learner = KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, C=C)
+        learner = KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, C=C, decay=DECAY)
         by_reading, _, states = aucs(learner, X, y, splits, args.seed)
         w = np.asarray(states.w)
         print(
-            f"{name} {policy} {loss} C = {C:g} ({DTYPE}): vote {by_reading['vote'].mean():.3f}, sum "
+            f"{name} {policy} {loss} C = {C:g} ({DTYPE}{', decayed' if DECAY else ''}): vote "
+            f"{by_reading['vote'].mean():.3f}, sum "
             f"{by_reading['sum'].mean():.3f}; largest |α| {np.abs(np.asarray(states.alpha)).max():.4g}, smallest "
             f"kernel weight {w.min():.3g} (non-zero {w[w > 0].min():.3g}); kernels at weight 0: "
             f"{(w == 0).sum(-1).mean():.1f} of {w.shape[-1]} a run",
@@ -234,9 +237,12 @@ def main() -> None:
     parser.add_argument(
         "--dtype", default="float32", choices=["float32", "float64"], help="of the learners' states and scores"
     )
+    parser.add_argument(
+        "--decay", action="store_true", help="KOILMKL(decay=True): the single-kernel step's 1 - η factor (a variant)"
+    )
     args = parser.parse_args()
-    global DTYPE
-    DTYPE = args.dtype
+    global DTYPE, DECAY
+    DTYPE, DECAY = args.dtype, args.decay
     if DTYPE == "float64":
         jax.config.update("jax_enable_x64", True)
     if args.fixed_C is not None:

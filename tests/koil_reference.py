@@ -157,6 +157,7 @@ def koil_mkl(
     policy="RS++",
     loss="hinge",
     combine="vote",
+    decay=False,
     u=None,
 ):
     """KOIL-MKL (the KOIL thesis, Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` (``combine="vote"``) or
@@ -177,7 +178,7 @@ def koil_mkl(
         for l in range(m):
             if u[t][l][0] < limit[l]:
                 _, pl = koil_round(
-                    kernels[l], bufs[l], X[i], yt, u[t][l][1:], eta=eta, C=C, k=k, policy=policy, loss=loss, decay=False
+                    kernels[l], bufs[l], X[i], yt, u[t][l][1:], eta=eta, C=C, k=k, policy=policy, loss=loss, decay=decay
                 )
                 new_w[l] = w[l] * math.exp(-eta * C * pl)
         w = new_w / new_w.max()

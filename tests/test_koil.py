@@ -227,6 +227,21 @@ def test_mkl_sum_of_scores_matches_reference(stream, mkl_run):
     assert learner.name == "KOIL-MKL-RS++-sum"
 
 
+def test_mkl_decayed_variant_matches_reference(stream, mkl_run):
+    """``decay=True``: every kernel classifier takes the single-kernel KOIL's decayed step."""
+    X, y = stream
+    voting, order, key, _, undecayed = mkl_run
+    learner = voting.replace(decay=True)
+    state, scores, _ = run_steps(learner, X, y, order, key)
+    u = uniforms(key, len(order), learner.draw_shape)
+    kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
+    out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, decay=True, u=u)
+    close(scores, out["scores"], 1.0)
+    close(state.w, out["w"], 1.0)
+    assert not np.allclose(scores, undecayed)
+    assert learner.name == "KOIL-MKL-RS++-decayed"
+
+
 @pytest.mark.slow  # a grid of 16 kernels against 16 runs; test_mkl_matches_reference checks the learner by default
 def test_mkl_grid_equals_single_runs(stream):
     """KOIL-MKL over a C grid: the same decisions (counts) as the single runs, states equal to float32 drift.

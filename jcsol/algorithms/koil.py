@@ -418,6 +418,9 @@ class KOILMKL(Learner[KOILMKLState]):
             (``σ = 2^-6…2^6``).
         budget_pos, budget_neg, k, policy, loss: as in :class:`KOIL` (per kernel classifier).
         combine: ``"vote"`` (``Σ_l q_l sign(f_l)``) or ``"sum"`` (``Σ_l q_l f_l``).
+        decay: ``False`` (Alg. 4 as printed: Eq. 4.2 / 4.3, the step without the factor ``1 − η``) or ``True``
+            (the single-kernel KOIL's decayed step, Eq. 3.10 / 3.18, in every kernel classifier): a variant to
+            compare with, not the thesis's KOIL-MKL.
 
     Reference: J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese University of Hong Kong,
     ch. 4, Alg. 4; after the online MKL framework of Jin, Hoi, Yang, *Online multiple kernel learning*, ALT 2010.
@@ -432,6 +435,7 @@ class KOILMKL(Learner[KOILMKLState]):
     policy: str = choice("RS++", *POLICIES)
     loss: str = choice("hinge", *PAIR_LOSSES)
     combine: str = choice("vote", "vote", "sum")
+    decay: bool = choice(False, False, True)
 
     weights_field = "alpha"
 
@@ -448,6 +452,7 @@ class KOILMKL(Learner[KOILMKLState]):
             f"KOIL-MKL-{self.policy}"
             + ("-smooth" if self.loss == "smooth" else "")
             + ("-sum" if self.combine == "sum" else "")
+            + ("-decayed" if self.decay else "")
         )
 
     @property
@@ -484,7 +489,7 @@ class KOILMKL(Learner[KOILMKLState]):
                 k=self.k,
                 policy=self.policy,
                 smooth=self.loss == "smooth",
-                decay=False,
+                decay=self.decay,
                 active=active,
             )
 
