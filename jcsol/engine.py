@@ -770,13 +770,15 @@ def _signature(tree, *static) -> tuple:
     return (treedef, tuple(jax.typeof(leaf) for leaf in leaves), *static)
 
 
-def _sharded(fn, devices: tuple, in_specs: tuple):
-    """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``); the data
-    are replicated, as every run reads the whole stream."""
+def _sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
+    """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``; ``fn`` itself
+    on one device); the data are replicated, as every run reads the whole stream. The outputs are split over the
+    units unless ``out_specs`` says otherwise."""
     if len(devices) == 1:
         return fn
     mesh = Mesh(np.array(devices), ("runs",))
-    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec("runs"), check_vma=False)
+    out_specs = PartitionSpec("runs") if out_specs is None else out_specs
+    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
 
 
 def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple, per_unit: bool):

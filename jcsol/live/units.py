@@ -29,7 +29,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..base import Learner
 from ..distributed import Spread
-from ..engine import _advance_impl, _blocked, _compiled_init, _devices_for, _on_host, _pad_runs
+from ..engine import _advance_impl, _blocked, _compiled_init, _devices_for, _on_host, _pad_runs, _sharded
 from ..linalg import SparseVector, densify
 from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, served_score
@@ -219,14 +219,6 @@ class Units:
         return self.spread.collective(lambda: jax.block_until_ready(fn()), what)
 
 
-def _mapped(fn, devices: tuple, in_specs: tuple, out_specs):
-    """``fn`` with its unit axis split over ``devices``; itself on one device."""
-    if len(devices) == 1:
-        return fn
-    mesh = Mesh(np.array(devices), ("runs",))
-    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
-
-
 def _all_units(a, gather: bool):
     """``a`` of this device's units, as every device's (an all-gather over the mesh's unit axis)."""
     return jax.lax.all_gather(a, "runs", tiled=True) if gather else a
@@ -239,7 +231,7 @@ def _learn_units(carries, board, hyper, objective, rows, y, arrival, served, *, 
         _learn_units_impl, d=d, selection=selection, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
     in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole)
-    return _mapped(body, devices, in_specs, (split, whole, whole))(
+    return _sharded(body, devices, in_specs, (split, whole, whole))(
         carries, board, hyper, objective, rows, y, arrival, served
     )
 
@@ -273,10 +265,11 @@ def _predict_units(states, chosen, learners, rows, *, devices, d, rule, grid, si
         _predict_units_impl, d=d, rule=rule, grid=grid, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
     in_specs = (split, whole, split if per_unit else whole, whole)
-    return _mapped(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
+    return _sharded(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
 
 
 def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes, per_unit, gather):
+    """Every configuration's scores of the rows from this device's units, gathered, and the served scores."""
     n = rows[0].shape[0] if isinstance(rows, tuple) else rows.shape[0]
     per_learner = []
     for state, learner, size in zip(states, learners, sizes):
