@@ -94,8 +94,8 @@ class Live:
             it is full (``"evict"`` the oldest, or ``"raise"``); see :mod:`jcsol.live.store`.
         batch_sizes: the sizes batches usually come in (``(1000,)``): a batch of such a size is learnt by one
             scan and scored by one call, each compiled for it, instead of a few scans of powers of 4 (any split
-            gives the same states, scores and counts; this only saves calls — but Hedge's weights and the
-            discounted counts are float sums over each scan, rounded by the split). Saved with the learner.
+            gives the same states, scores and counts; this only saves calls — but Hedge's log weights are shifted
+            to a maximum of 0 after each scan, so their last bits follow the split). Saved with the learner.
         grid_blocks: cut each learner's grid into this many blocks, laid over the devices
             (:mod:`jcsol.live.units`): several devices of this process, or, under
             ``jax.distributed.initialize()``, every device of every process — each advances its blocks, and
@@ -156,7 +156,9 @@ class Live:
         self._flat_learner = tuple(flat for _, flat, _ in grids)
         self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
         self.key = int(key)
-        self.grid_blocks = min(_check_grid_blocks(grid_blocks, size) for size in self._sizes)
+        for size in self._sizes:
+            _check_grid_blocks(grid_blocks, size)
+        self.grid_blocks = int(grid_blocks)
         self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
         self._shared = jax.device_put((self._flat_learner, self._flat_objective))
         self._buffers: tuple | None = None
@@ -374,8 +376,7 @@ class Live:
         with atomic_write(target) as fh:
             np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
         if spread is not None:
-            assert self._units is not None
-            self._units.agree([self._saves], f"saving the live learner to {path}")
+            spread.agree([self._saves], f"saving the live learner to {path}")
 
     @classmethod
     def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> Live:
@@ -431,9 +432,7 @@ class Live:
         assert live._buffers is not None
         spread = None if live._units is None else live._units.spread
         if spread is None:
-            template = live.carry
-            board = _restore(live.board, arrays, "board", path)
-            live._hold(_restore(template, arrays, "carry", path), board)
+            live._hold(_restore(live.carry, arrays, "carry", path), _restore(live.board, arrays, "board", path))
         else:
             assert live._units is not None
             if meta["layout"] != live._units.layout():
@@ -441,7 +440,7 @@ class Live:
                     f"{path} was saved with another process layout ({meta['layout']}) than this one's "
                     f"({live._units.layout()}): load it with the processes and devices that saved it"
                 )
-            carries, board = live._buffers
+            carries = live._buffers[0]
             shapes = jax.tree.leaves(carries)
             mine = spread.runs.stop - spread.runs.start
             saved = [arrays.get(f"carry/{i}") for i in range(len(shapes))]
@@ -453,7 +452,7 @@ class Live:
                     )
             live._buffers = (
                 spread.from_local(carries, [a for a in saved if a is not None]),
-                live._units.whole(_restore(jax.tree.map(np.asarray, board), arrays, "board", path, place=False)),
+                live._units.whole(_restore(live.board, arrays, "board", path, place=False)),
             )
             live._saves = int(meta["generation"])
         live.store.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("store/")})

@@ -204,12 +204,6 @@ class Units:
                 "of a live learner, with the same events, in the same order"
             )
 
-    def agree(self, values, what: str) -> np.ndarray:
-        """Small integer vectors of every process, stacked in process order (this process's alone in one)."""
-        if self.spread is None:
-            return np.asarray([values], np.int64)
-        return self.spread.agree(values, what)
-
     def _inputs(self, tree):
         return tree if self.spread is None else self.spread.whole(tree)
 
