@@ -15,9 +15,10 @@ Three streams (``--data-dir`` holds a9a; a synthetic stream of its shape stands 
   lines of it (memory latency), where at 12 bits the whole grid's state stays in cache.
 
 On each stream, for batches of 1,000: jcsol :class:`jcsol.live.Live` with ``--learner`` × 11 η
-(``jcsol.decades()``), ``predict(batch)`` then ``learn(batch, labels)``, once with the default power-of-4
-scans and once with ``batch_sizes=(1000,)``; river ``PAClassifier(C=1)``, one configuration,
-``predict_one`` + ``learn_one`` per event (dicts built before timing); and the engine's own bound, one
+(``jcsol.decades()``), ``predict(batch)`` then ``learn(batch, labels)``, once by default (each batch padded
+to 1,024 events, its loop stopping after 1,000) and once with ``batch_sizes=(1000,)``; river
+``PAClassifier(C=1)``, one configuration, ``predict_one`` + ``learn_one`` per event (dicts built before
+timing); and the engine's own bound, one
 :func:`jcsol.run` over the stream with the same grid (its scan alone: no board, no Python between
 batches). The repetitions of jcsol and river alternate and each reports its best of ``--repeats``: the
 ratio compares bests taken under the same load. On a9a dense also river's ``BanditClassifier`` over 11
@@ -360,7 +361,7 @@ def main() -> None:
             f"{r['jcsol_sized'] / r['river']:>6.1f}×"
         )
     print(
-        "  jcsol: Live, default power-of-4 scans; sized: Live(batch_sizes=(1000,)); engine: jcsol.run's scan "
+        "  jcsol: Live, batches padded to 1,024; sized: Live(batch_sizes=(1000,)); engine: jcsol.run's scan "
         "over the whole stream, the same grid (no board, no calls between batches); river: PAClassifier, "
         "1 configuration"
     )

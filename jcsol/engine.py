@@ -15,7 +15,8 @@ and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk read
 chunk runs under a watchdog that ends a run whose chunk stops making progress (:mod:`jcsol.watchdog`). Every
 chunk scans the same compiled step (a shorter last chunk gets its own scan of it), so the result does not
 depend on the chunk size, bit for bit. No round is ever masked: a masked round would cost a copy of every
-run's state, which for sparse rows is O(d) where the step itself is O(nnz).
+run's state, which for sparse rows is O(d) where the step itself is O(nnz) (the live learner's padded batches
+run a loop that stops after their last real round instead).
 """
 
 from __future__ import annotations
@@ -855,7 +856,7 @@ def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
     return jax.vmap(over_grid, in_axes=(0 if per_unit else None, 0))(learner, keys)
 
 
-def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d, per_unit=False):
+def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d, per_unit=False, length=None):
     """Scans one chunk of rounds for every run.
 
     ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``;
@@ -863,6 +864,10 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     every unit (mapped over the units, shared hyperparameters would round some products differently with the
     number of units a device holds, on some XLA versions). Returns the new carry and every round's pre-update
     score.
+
+    ``length`` (a traced scalar; the live learner's padded batches) runs only the first ``length`` rounds of
+    ``idx``, in a loop that stops there (the same round, so the same bits as a scan of those rounds); the
+    scores of the rounds after it are 0.
     """
     rows, y, costs = data
     dtype = y.dtype
@@ -883,7 +888,15 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
             curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
             return _Carry(state, counts, curve, carry.mistake_cost + jnp.where(wrong, cost, 0)), info.score
 
-        return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
+        if length is None:
+            return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
+
+        def counted(t, both):
+            carry, scores = both
+            carry, score = round_(carry, order[t], slots[t])
+            return carry, scores.at[t].set(score)
+
+        return jax.lax.fori_loop(0, length, counted, (carry, jnp.zeros(order.shape[0], dtype)))
 
     over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
     hyper = 0 if per_unit else None

@@ -127,6 +127,19 @@ def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):
             Live(learner, batch_sizes=bad)
 
 
+@pytest.mark.slow
+def test_a_batch_longer_than_one_call_is_run_over_the_whole_stream(stream):
+    X, y = stream
+    reps = -(-16_500 // len(y))
+    X, y = np.tile(X, (reps, 1))[:16_500], np.tile(y, reps)[:16_500]  # 16384 events a call: two calls
+    learner = LEARNERS["ACOG-II-diag"]
+    live = Live(learner)
+    scores = live.learn(X, y, return_scores=True)
+    assert scores.shape == (len(y), live.n_grid)
+    assert_same_as_run(live, learner, X, y, scores)
+    np.testing.assert_array_equal(live.predict(X), live.scores(X)[:, live.served])
+
+
 def test_predict_scores_with_the_current_states(stream):
     X, y = stream
     live = Live(jcsol.COG(eta=jcsol.decades()))
@@ -193,11 +206,22 @@ def test_board_follows_its_rules(stream, rule, gamma):
     np.testing.assert_array_equal(board.counts, counts)
     np.testing.assert_allclose(np.asarray(live.board.recent), recent, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(board.served_counts, served_counts)
-    batched = Live(jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64)
-    for a in range(0, len(y), 40):  # the board advanced a batch at a time: the same choices
-        batched.learn(X[a : a + 40], y[a : a + 40])
-    np.testing.assert_array_equal(batched.leaderboard().served_counts, served_counts)
-    assert int(batched.board.served) == int(live.board.served)
+    # the board advanced a batch at a time, batches padded to 64 and 128 events (one longer than the AUC
+    # window): the same choices, counts and window
+    for cuts in ([0, 40, 80, 120, 160], [0, 100, 160]):
+        batched = Live(
+            jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64
+        )
+        for a, b in zip(cuts, cuts[1:]):
+            batched.learn(X[a:b], y[a:b])
+        np.testing.assert_array_equal(batched.leaderboard().served_counts, served_counts)
+        np.testing.assert_array_equal(batched.leaderboard().counts, counts)
+        np.testing.assert_allclose(np.asarray(batched.board.recent), recent, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(batched.leaderboard().auc, board.auc, rtol=1e-6)
+        assert int(batched.board.served) == int(live.board.served)
+        assert int(batched.board.seen) == len(y)
+        if rule == "hedge":
+            np.testing.assert_allclose(np.asarray(batched.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
     if rule == "ftl":
         np.testing.assert_array_equal(choices, ref_choices)
         assert len(set(choices)) > 1, "the stream should make FTL switch at least once"

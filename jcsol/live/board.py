@@ -121,76 +121,102 @@ def served_score(chosen: jax.Array, scores: jax.Array, rule: str) -> jax.Array:
 
 
 def advance_board(
-    board: Board, objective: Objective, scores: jax.Array, y: jax.Array, served: jax.Array | None, selection: Selection
+    board: Board,
+    objective: Objective,
+    scores: jax.Array,
+    y: jax.Array,
+    served: jax.Array | None,
+    selection: Selection,
+    length: jax.Array | None = None,
 ) -> Board:
     """Counts ``B`` labelled events: ``scores`` ``(B, G)`` are each configuration's predictions of them,
     ``served`` ``(B,)`` the scores served for them (``None``: the board's current choice at each event).
+    ``length`` (a traced scalar): only the first ``length`` events count, the others are padding.
 
     The recurrences (the discounted counts, Hedge's log weights, FTL's switching) run event by event, one
     short loop each (:func:`_running`), the rest for the whole batch at once. The discounted counts thus take the same
     values whatever the batch split; Hedge's log weights are shifted to a maximum of 0 after each batch.
     """
     n = y.shape[0]
+    valid = jnp.ones(n, bool) if length is None else jnp.arange(n) < length
+    count = n if length is None else length
     dtype = scores.dtype
     gamma = selection.forgetting
     positive = y > 0
     one_hot = jnp.arange(4)
-    hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot).astype(dtype)  # (B, G, 4)
+    hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot) & valid[:, None, None]
+    hits = hits.astype(dtype)  # (B, G, 4)
     log_weights = board.log_weights
     if selection.rule == "hedge":
-        recent = _running(board.recent, hits, gamma, every=False)
-        classes = jnp.stack([positive, ~positive], axis=1).astype(jnp.int32)  # (B, 2)
+        recent = _running(board.recent, hits, gamma, valid, every=False)
+        classes = (jnp.stack([positive, ~positive], axis=1) & valid[:, None]).astype(jnp.int32)  # (B, 2)
         start = jnp.stack([board.counts[0, TP] + board.counts[0, FN], board.counts[0, FP] + board.counts[0, TN]])
-        seen = _running(start, classes, 1.0)  # classes seen after each event
+        seen = _running(start, classes, 1.0, valid)  # classes seen after each event
         seen_pos, seen_neg = seen[:, :1], seen[:, 1:]
         rho = objective.weight(positive[:, None], seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
         loss = jnp.where(wrong, jnp.where(positive[:, None], rho, 1.0) / (1.0 + rho), 0.0)
-        log_w = _running(board.log_weights, -selection.rate * loss, gamma)  # after each event
+        log_w = _running(board.log_weights, -selection.rate * loss, gamma, valid)  # after each event
         log_weights = log_w[-1] - log_w[-1].max()
         chosen = board.served
         if served is None:
             p = jax.nn.softmax(jnp.concatenate([board.log_weights[None], log_w[:-1]]), axis=-1)
             served = jnp.sum(jnp.where(scores >= 0, 1.0, -1.0).astype(dtype) * p, axis=-1)
     else:
-        recent_each = _running(board.recent, hits, gamma)
+        recent_each = _running(board.recent, hits, gamma, valid)
         quality = measure(objective, recent_each)  # (B, G)
         leader = jnp.argmax(quality, axis=-1)
 
         def switch(current, inputs):
-            q, best = inputs
-            return jnp.where(q[best] > q[current] + selection.margin, best, current).astype(jnp.int32), current
+            q, best, counted = inputs
+            ahead = counted & (q[best] > q[current] + selection.margin)
+            return jnp.where(ahead, best, current).astype(jnp.int32), current
 
-        chosen, before = jax.lax.scan(switch, board.served, (quality, leader))
+        chosen, before = jax.lax.scan(switch, board.served, (quality, leader, valid))
         recent = recent_each[-1]
         if served is None:
             served = jnp.take_along_axis(scores, before[:, None], axis=1)[:, 0]
-    served_hits = (2 * (~positive) + (served < 0))[:, None] == one_hot  # (B, 4)
-    kept = min(n, selection.window)
-    slots = (board.seen + (n - kept) + jnp.arange(kept)) % selection.window
-    labels = jnp.where(positive[n - kept :], 1, -1).astype(jnp.int8)
+    served_hits = ((2 * (~positive) + (served < 0))[:, None] == one_hot) & valid[:, None]  # (B, 4)
+    window = selection.window
+    if length is None:
+        kept = min(n, window)
+        slots = (board.seen + (n - kept) + jnp.arange(kept)) % window
+        window_scores = board.window_scores.at[:, slots].set(scores[n - kept :].T, unique_indices=True)
+        window_labels = board.window_labels.at[slots].set(
+            jnp.where(positive[n - kept :], 1, -1).astype(jnp.int8), unique_indices=True
+        )
+    else:  # the last `window` counted events, each to its slot; the others to distinct slots past the end
+        t = jnp.arange(n)
+        slots = jnp.where(valid & (t >= length - window), (board.seen + t) % window, window + t)
+        window_scores = board.window_scores.at[:, slots].set(scores.T, mode="drop", unique_indices=True)
+        window_labels = board.window_labels.at[slots].set(
+            jnp.where(positive, 1, -1).astype(jnp.int8), mode="drop", unique_indices=True
+        )
     return Board(
         counts=board.counts + hits.sum(0).astype(jnp.int32),
         recent=recent,
         served_counts=board.served_counts + served_hits.sum(0, dtype=jnp.int32),
-        served_recent=_running(board.served_recent, served_hits.astype(dtype), gamma, every=False),
+        served_recent=_running(board.served_recent, served_hits.astype(dtype), gamma, valid, every=False),
         served=chosen,
         log_weights=log_weights,
-        window_scores=board.window_scores.at[:, slots].set(scores[n - kept :].T, unique_indices=True),
-        window_labels=board.window_labels.at[slots].set(labels, unique_indices=True),
-        seen=board.seen + n,
+        window_scores=window_scores,
+        window_labels=window_labels,
+        seen=board.seen + count,
     )
 
 
-def _running(start: jax.Array, increments: jax.Array, gamma: float, *, every: bool = True) -> jax.Array:
-    """``v_t = γ·v_{t−1} + x_t`` over the batch (axis 0), ``v_{−1} = start``, event by event: every ``v_t``
-    (``(B, …)``), or the last alone."""
+def _running(
+    start: jax.Array, increments: jax.Array, gamma: float, valid: jax.Array, *, every: bool = True
+) -> jax.Array:
+    """``v_t = γ·v_{t−1} + x_t`` over the batch (axis 0) where ``valid[t]`` (else ``v_t = v_{t−1}``),
+    ``v_{−1} = start``, event by event: every ``v_t`` (``(B, …)``), or the last alone."""
 
-    def step(v, x):
-        v = v + x if gamma == 1.0 else gamma * v + x
+    def step(v, inputs):
+        x, counted = inputs
+        v = jnp.where(counted, v + x if gamma == 1.0 else gamma * v + x, v)
         return v, (v if every else None)
 
-    last, each = jax.lax.scan(step, start, increments)
+    last, each = jax.lax.scan(step, start, (increments, valid))
     return each if every else last
 
 

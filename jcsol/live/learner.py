@@ -9,15 +9,15 @@ scores events with the configuration the board serves (:mod:`jcsol.live.board`).
 ``predict(X, ids=...)`` keeps each event's features and the scores it was given in a bounded store
 (:mod:`jcsol.live.store`), and ``learn(ids=..., y=...)`` learns from them when the labels arrive.
 
-Batches of any size run on executables compiled once for a few sizes: a batch is learnt as a
-sequence of scans of powers of 4 (1 to 16384 events) — never padded, so no masked round exists — and
-scored padded to the next power of 2 (padding rows are scored and dropped; scoring changes no state).
-One event is one call of one executable for ``learn`` (the engine's round and the board's update fused;
-XLA removes a scan of length 1) and one for ``predict``; they are ``jax.jit`` functions, called through
-JAX's C++ dispatch. Between calls the learner states and the board are held as a few flat buffers
-(:class:`_Layout`: each large array alone, the small ones concatenated by dtype), donated to ``learn``:
-every buffer passed in and out of a call costs about a microsecond of dispatch, more than the arithmetic of
-one event.
+Batches of any size run on executables compiled once for a few sizes: a batch (up to 16384 events, larger
+ones take several calls) is padded to the next power of 2 and learnt by one call, whose loop over the events
+stops after the last real one — no masked round exists, the padding is never learnt — and scored the same
+way (padding rows are scored and dropped; scoring changes no state). One event is one call of one executable
+for ``learn`` (the engine's round and the board's update fused; XLA removes a scan of length 1) and one for
+``predict``; they are ``jax.jit`` functions, called through JAX's C++ dispatch. Between calls the learner
+states and the board are held as a few flat buffers (:class:`_Layout`: each large array alone, the small
+ones concatenated by dtype), donated to ``learn``: every buffer passed in and out of a call costs about a
+microsecond of dispatch, more than the arithmetic of one event.
 
 With ``grid_blocks > 1``, or over several processes, the grid is cut into blocks laid over the devices
 (:mod:`jcsol.live.units`), and the states and the board are held as two trees of arrays placed on them.
@@ -29,6 +29,7 @@ import functools
 import hashlib
 import importlib
 import json
+import math
 import os
 import zipfile
 from typing import Any, NamedTuple
@@ -62,8 +63,7 @@ from .store import PendingStore, check_ids
 from .units import Units, grid_scores
 
 FORMAT = 1
-BUCKETS = tuple(4**k for k in range(8))  # 1, 4, …, 16384 events per compiled learning scan
-PREDICT_BUCKETS = tuple(2**k for k in range(15))  # 1, 2, …, 16384 events per compiled scoring
+MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
 _COMPILED: CompiledCache[Any] = CompiledCache()
 
 
@@ -92,10 +92,11 @@ class Live:
         n_features: ``d``; by default the encoder's, or the first batch's.
         store_size, on_full: the capacity of the store of events awaiting their labels, and what happens when
             it is full (``"evict"`` the oldest, or ``"raise"``); see :mod:`jcsol.live.store`.
-        batch_sizes: the sizes batches usually come in (``(1000,)``): a batch of such a size is learnt by one
-            scan and scored by one call, each compiled for it, instead of a few scans of powers of 4 (any split
-            gives the same states, scores and counts; this only saves calls — but Hedge's log weights are shifted
-            to a maximum of 0 after each scan, so their last bits follow the split). Saved with the learner.
+        batch_sizes: the sizes batches usually come in (``(1000,)``): a batch of such a size is learnt and
+            scored by calls compiled for it, instead of padded to the next power of 2, and a larger batch is
+            cut into such sizes first (any split gives the same states, scores and counts — but Hedge's log
+            weights are shifted to a maximum of 0 after each call, so their last bits follow the split). Saved
+            with the learner.
         grid_blocks: cut each learner's grid into this many blocks, laid over the devices
             (:mod:`jcsol.live.units`): several devices of this process, or, under
             ``jax.distributed.initialize()``, every device of every process — each advances its blocks, and
@@ -231,12 +232,14 @@ class Live:
         out, start = [], 0
         for size in pieces:
             window = slice(start, start + size)
+            whole = _bucket(size, self.batch_sizes)
             part = rows if len(pieces) == 1 else _take(rows, start, start + size)
             batch = (
-                _device_rows(part),
-                y if len(pieces) == 1 else y[window],
-                None if arrival is None else arrival[window],
-                None if served is None else served[window],
+                _device_rows(_pad(part, whole)),
+                _pad(y if len(pieces) == 1 else y[window], whole),
+                None if arrival is None else _pad(arrival[window], whole),
+                None if served is None else _pad(served[window], whole),
+                None if whole == size else np.int32(size),  # a padded batch's loop stops after its events
             )
             if self._units is not None:
                 assert self._buffers is not None and self.n_features is not None
@@ -256,7 +259,7 @@ class Live:
                     sizes=self._sizes,
                 )
             if return_scores:
-                out.append(scores)
+                out.append(scores[:size])
             start += size
         if return_scores:
             return np.concatenate([np.asarray(s) for s in out]) if out else np.zeros((0, self.n_grid), self.dtype)
@@ -523,7 +526,7 @@ class Live:
             and X.dtype == self.dtype
             and X.ndim == 2
             and X.shape[1] == self.n_features
-            and np.isfinite(X.sum())
+            and math.isfinite(X.sum())
         ):
             return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
         if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X):
@@ -546,12 +549,14 @@ class Live:
 
     def _score(self, rows, *, grid: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
         """``(every configuration's scores (n, G) or None unless grid, served scores (n,))``."""
-        n, step = rows.shape[0], PREDICT_BUCKETS[-1]
-        if n > step:
-            parts = [self._score(_take(rows, a, a + step), grid=grid) for a in range(0, n, step)]
+        n = rows.shape[0]
+        pieces = _pieces(n)
+        if len(pieces) > 1:
+            starts = np.cumsum([0, *pieces])
+            parts = [self._score(_take(rows, a, b), grid=grid) for a, b in zip(starts[:-1], starts[1:])]
             return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
-        size = n if n in self.batch_sizes else 1 << max(n - 1, 0).bit_length()  # the next power of 2
-        padded = _device_rows(rows if size == n else _pad(rows, size))
+        size = _bucket(n, self.batch_sizes)
+        padded = _device_rows(_pad(rows, size))
         if self._units is not None:
             assert self._buffers is not None and self.n_features is not None
             carries, board = self._buffers
@@ -578,9 +583,10 @@ class Live:
 
 
 def _learn_impl(
-    carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, *, d, selection, sizes
+    carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, length, *, d, selection, sizes
 ):
-    """The engine's rounds over one batch for each learner (a single run, its grid vmapped), then the board's."""
+    """The engine's rounds over the first ``length`` events of a padded batch for each learner (a single run,
+    its grid vmapped), then the board's."""
     n = y.shape[0]
     none = jnp.zeros(1, jnp.int32)
     new, per_learner, start = [], [], 0
@@ -596,21 +602,24 @@ def _learn_impl(
             jnp.arange(n, dtype=jnp.int32)[None],
             jnp.zeros(n, jnp.int32),
             d=d,
+            length=length,
         )
         new.append(carry)
         per_learner.append(s[0].T)  # (n, G of this learner)
         start += size
     scores = jnp.concatenate(per_learner, axis=1)
-    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection)
+    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
     return tuple(new), board, scores
 
 
 @functools.partial(jax.jit, static_argnames=("layout", "d", "selection", "sizes"), donate_argnums=0)
-def _learn(buffers: tuple, learners: tuple, objective, rows, y, arrival, served, *, layout, d, selection, sizes):
+def _learn(
+    buffers: tuple, learners: tuple, objective, rows, y, arrival, served, length, *, layout, d, selection, sizes
+):
     """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
     carries, board = _unpack(buffers, layout=layout)
     carries, board, scores = _learn_impl(
-        carries, board, learners, objective, rows, y, arrival, served, d=d, selection=selection, sizes=sizes
+        carries, board, learners, objective, rows, y, arrival, served, length, d=d, selection=selection, sizes=sizes
     )
     return _pack((carries, board), layout=layout), scores
 
@@ -691,21 +700,26 @@ def _compiled(key, lower):
 # -- batches, files --------------------------------------------------------------------------------------------
 
 
-def _pieces(n: int, sizes: tuple[int, ...] = ()) -> list[int]:
-    """``n`` as a sum of the given ``sizes`` (largest first, as many as fit), then of bucket sizes, largest first
-    (at most 3 of each size below the largest)."""
-    out = []
-    for b in sizes:
+@functools.lru_cache(maxsize=256)
+def _pieces(n: int, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The calls a batch of ``n`` events takes: the given ``sizes`` (largest first, as many as fit), then
+    ``MAX_BATCH`` as many times as it fits, then the rest."""
+    out: list[int] = []
+    for b in (*sizes, MAX_BATCH):
         out += [b] * (n // b)
         n -= b * (n // b)
-    for b in reversed(BUCKETS):
-        k = n // b if b == BUCKETS[-1] else min(n // b, 3)
-        out += [b] * k
-        n -= b * k
-    return out
+    return (*out, n) if n else tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _bucket(n: int, sizes: tuple[int, ...] = ()) -> int:
+    """The compiled size a call of ``n`` events is padded to: ``n`` itself when it is one of ``sizes``, else the
+    next power of 2."""
+    return n if n in sizes else 1 << max(n - 1, 0).bit_length()
 
 
 def _pad(rows, size: int):
+    """``rows`` (or labels, or scores) with zero rows appended up to ``size``."""
     extra = size - rows.shape[0]
     if not extra:
         return rows
@@ -713,7 +727,7 @@ def _pad(rows, size: int):
         return SparseRows(
             np.pad(rows.indices, ((0, extra), (0, 0))), np.pad(rows.values, ((0, extra), (0, 0))), rows.n_features
         )
-    return np.pad(rows, ((0, extra), (0, 0)))
+    return np.pad(rows, ((0, extra),) + ((0, 0),) * (rows.ndim - 1))
 
 
 def _take(rows, a: int, b: int):
@@ -724,8 +738,10 @@ def _take(rows, a: int, b: int):
 
 def _labels(y) -> np.ndarray:
     """``y`` checked as ±1 labels (a fast path for the common case, :func:`check_labels` for the message)."""
-    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "if" and ((y == 1) | (y == -1)).all():
-        return y
+    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "if":
+        # a few labels are checked faster in Python than by NumPy's calls
+        if set(y.tolist()) <= {1, -1} if y.size <= 64 else ((y == 1) | (y == -1)).all():
+            return y
     return check_labels(y)
 
 

@@ -146,9 +146,10 @@ class Units:
         return {**self.spread.layout(), "grid_blocks": self.blocks}
 
     # -- the compiled calls ---------------------------------------------------------------------------------
-    def learn(self, carries: tuple, board: Board, rows, y, arrival, served, *, d: int, selection: Selection):
-        """``(carries, board, every configuration's pre-update scores (n, G))`` after learning one batch."""
-        args = (rows, y, arrival, served)
+    def learn(self, carries: tuple, board: Board, rows, y, arrival, served, length, *, d: int, selection: Selection):
+        """``(carries, board, every configuration's pre-update scores (n, G))`` after learning the first ``length``
+        events of a padded batch."""
+        args = (rows, y, arrival, served, length)
         self.same_call("learn", *args)
         args = self._inputs(args)
         return self._run(
@@ -219,19 +220,21 @@ def _all_units(a, gather: bool):
 
 
 @functools.partial(jax.jit, static_argnames=("devices", "d", "selection", "sizes", "per_unit"), donate_argnums=0)
-def _learn_units(carries, board, hyper, objective, rows, y, arrival, served, *, devices, d, selection, sizes, per_unit):
+def _learn_units(
+    carries, board, hyper, objective, rows, y, arrival, served, length, *, devices, d, selection, sizes, per_unit
+):
     split, whole = PartitionSpec("runs"), PartitionSpec()
     body = functools.partial(
         _learn_units_impl, d=d, selection=selection, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
-    in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole)
+    in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole, whole)
     return _sharded(body, devices, in_specs, (split, whole, whole))(
-        carries, board, hyper, objective, rows, y, arrival, served
+        carries, board, hyper, objective, rows, y, arrival, served, length
     )
 
 
 def _learn_units_impl(
-    carries, board, hyper, objective, rows, y, arrival, served, *, d, selection, sizes, per_unit, gather
+    carries, board, hyper, objective, rows, y, arrival, served, length, *, d, selection, sizes, per_unit, gather
 ):
     """The engine's rounds over one batch for this device's units of each learner, every configuration's
     scores gathered, then the board's update (as :func:`jcsol.live.learner._learn_impl`, per unit)."""
@@ -242,13 +245,23 @@ def _learn_units_impl(
         none = jnp.zeros(units, jnp.int32)
         order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
         carry, s = _advance_impl(
-            carry, learner, own, (rows, y, None), none, none, order, jnp.zeros(n, jnp.int32), d=d, per_unit=per_unit
+            carry,
+            learner,
+            own,
+            (rows, y, None),
+            none,
+            none,
+            order,
+            jnp.zeros(n, jnp.int32),
+            d=d,
+            per_unit=per_unit,
+            length=length,
         )
         new.append(carry)
         s = _all_units(s, gather)  # (units, block, n)
         per_learner.append(s.reshape(-1, n)[:size].T)
     scores = jnp.concatenate(per_learner, axis=1)
-    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection)
+    board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
     return tuple(new), board, scores
 
 
