@@ -29,7 +29,9 @@ batches of 1,000 through the 11 configurations at ≥ 10× river's one-configura
 stream (18 bits). XLA's CPU kernels run single-threaded (``--xla_cpu_multi_thread_eigen=false``;
 ``--eigen-threads`` keeps XLA's default) and JAX's CPU dispatch is synchronous
 (``jax_cpu_enable_async_dispatch=False``: a call runs on the calling thread, without a hand-off to
-another; ``--async-dispatch`` keeps JAX's default). Compilation happens before the timing.
+another; ``--async-dispatch`` keeps JAX's default), and the process is pinned to one CPU core (``--cpu``, 0 by
+default; ``--cpu -1`` leaves it to the OS): unpinned, the scans over the 18-bit table ran at about a third of
+the speed on this 2-core machine. Compilation happens before the timing.
 
     python benchmarks/live.py [--data-dir ../shared/data] [--learner ACOG-I-diag] [--events 5000] [--repeats 5]
 """
@@ -60,12 +62,20 @@ def parse() -> argparse.Namespace:
         help="the table encoder's hash bits (d = 2**bits), one tabular stream each; the first is the target's",
     )
     p.add_argument("--repeats", type=int, default=5, help="alternating repetitions; the best of each is kept")
+    p.add_argument(
+        "--cpu",
+        type=int,
+        default=0,
+        help="pin the process to this CPU core (os.sched_setaffinity, Linux); -1 leaves it to the OS",
+    )
     p.add_argument("--eigen-threads", action="store_true", help="keep XLA's multi-threaded CPU kernels")
     p.add_argument("--async-dispatch", action="store_true", help="keep JAX's asynchronous CPU dispatch")
     return p.parse_args()
 
 
 ARGS = parse() if __name__ == "__main__" else None
+if ARGS is not None and ARGS.cpu >= 0:
+    os.sched_setaffinity(0, {ARGS.cpu})  # before JAX starts its threads, which inherit it
 if ARGS is not None and not ARGS.eigen_threads:
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -312,8 +322,10 @@ def main() -> None:
     learner = grid_learner(args.learner)
     print(
         f"{learner.name} × 11 η; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; async dispatch "
-        f"{'on' if args.async_dispatch else 'off'}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
-        f"CPUs; python {sys.version.split()[0]}, jax {jax.__version__}, jcsol {jcsol.__version__}"
+        f"{'on' if args.async_dispatch else 'off'}; "
+        f"{f'pinned to CPU {args.cpu}' if args.cpu >= 0 else 'not pinned'}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; python {sys.version.split()[0]}, jax {jax.__version__}, "
+        f"jcsol {jcsol.__version__}"
     )
     dense = load_a9a(args.data_dir, args.rows, sparse=False)
     streams = [

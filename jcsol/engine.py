@@ -34,6 +34,7 @@ from typing import Any, Literal, NamedTuple, overload
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.layout import Format, Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
 from .base import Example, Learner, check_hyperparameters
@@ -321,7 +322,15 @@ def run(
     pending = chunks.get(first) if first < n_chunks else chunks.get(0)
 
     init_fn, carry_shape, time_compile = _compiled_init(
-        hyper[0], keys, n_grid=block, n_curve=n_curve, d=d, dtype=dtype, devices=devices, per_unit=blocks > 1
+        hyper[0],
+        keys,
+        n_grid=block,
+        n_curve=n_curve,
+        d=d,
+        dtype=dtype,
+        devices=devices,
+        per_unit=blocks > 1,
+        sparse_rows=isinstance(pending[0][0], tuple),
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
@@ -782,20 +791,23 @@ def _sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
     return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
 
 
-def _compiled_init(learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple, per_unit: bool):
-    """``(init, carry shapes, compile seconds)``, compiled once per signature and cached."""
-    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit)
+def _compiled_init(
+    learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple, per_unit: bool, sparse_rows: bool
+):
+    """``(init, carry shapes, compile seconds)``, compiled once per signature and cached; the carry is laid out
+    for sparse rows or dense ones (:func:`_carry_formats`)."""
+    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit, sparse_rows)
 
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
-        init = jax.jit(
-            _sharded(
-                functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
-                devices,
-                (split if per_unit else whole, split),
-            )
+        init = _sharded(
+            functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
+            devices,
+            (split if per_unit else whole, split),
         )
-        return init.lower(learner, keys).compile(), jax.eval_shape(init, learner, keys)
+        shape = jax.eval_shape(init, learner, keys)
+        formats = _carry_formats(shape, learner, devices, sparse_rows)
+        return jax.jit(init, out_shardings=formats).lower(learner, keys).compile(), shape
 
     (compiled, carry_shape), seconds = _COMPILED.get_or_build(signature, build)
     return compiled, carry_shape, seconds
@@ -813,7 +825,17 @@ def _compiled_advance(carry_shape, args, *, d: int, devices: tuple, per_unit: bo
             devices,
             (split, hyper, hyper, whole, split, split, split, whole),
         )
-        return jax.jit(advance, donate_argnums=0).lower(carry_shape, *args).compile()
+        formats = _carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple))
+        return (
+            jax.jit(
+                advance,
+                donate_argnums=0,
+                in_shardings=(formats, *(None,) * len(args)),
+                out_shardings=(formats, None),
+            )
+            .lower(carry_shape, *args)
+            .compile()
+        )
 
     return _COMPILED.get_or_build(signature, build)
 
@@ -873,31 +895,74 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     dtype = y.dtype
     one_hot = jnp.arange(4)
 
-    def one_run(carry, learner, objective, order, total_pos, total_neg):
-        def round_(carry, i, slot):
-            label = y[i]
-            positive = label > 0
-            seen_pos = carry.counts[TP] + carry.counts[FN] + positive
-            seen_neg = carry.counts[FP] + carry.counts[TN] + (~positive)
-            rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
-            cost = rho if costs is None else costs[i]
-            state, info = learner.step(carry.state, Example(_row(rows, i, d, learner.sparse_steps), label, rho, cost))
-            wrong = positive == (info.score < 0)
-            cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
-            counts = carry.counts + (one_hot == cell)
-            curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
-            return _Carry(state, counts, curve, carry.mistake_cost + jnp.where(wrong, cost, 0)), info.score
+    def round_(carry, learner, objective, i, slot, total_pos, total_neg):  # one run's round
+        label = y[i]
+        positive = label > 0
+        seen_pos = carry.counts[TP] + carry.counts[FN] + positive
+        seen_neg = carry.counts[FP] + carry.counts[TN] + (~positive)
+        rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
+        cost = rho if costs is None else costs[i]
+        state, info = learner.step(carry.state, Example(_row(rows, i, d, learner.sparse_steps), label, rho, cost))
+        wrong = positive == (info.score < 0)
+        cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
+        counts = carry.counts + (one_hot == cell)
+        curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
+        return _Carry(state, counts, curve, carry.mistake_cost + jnp.where(wrong, cost, 0)), info.score
 
-        if length is None:
-            return jax.lax.scan(lambda carry, inputs: round_(carry, *inputs), carry, (order, slots))
+    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
+    hyper = 0 if per_unit else None
+    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
+    laid_out = functools.partial(_configs_minor, sparse=learner.sparse_steps and isinstance(rows, tuple))
+
+    def step(carry, inputs):  # every run's round: (units, grid) scores
+        i, slot = inputs
+        carry, score = every_run(laid_out(carry), learner, objective, i, slot, n_pos, n_neg)
+        return laid_out(carry), score
+
+    if length is None:
+        carry, scores = jax.lax.scan(step, carry, (idx.T, slots))
+    else:
 
         def counted(t, both):
             carry, scores = both
-            carry, score = round_(carry, order[t], slots[t])
+            carry, score = step(carry, (idx[:, t], slots[t]))
             return carry, scores.at[t].set(score)
 
-        return jax.lax.fori_loop(0, length, counted, (carry, jnp.zeros(order.shape[0], dtype)))
+        units, n_grid = carry.counts.shape[:2]
+        zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
+        carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
+    return carry, jnp.moveaxis(scores, 0, -1)
 
-    over_grid = jax.vmap(one_run, in_axes=(0, 0, 0, None, None, None))
-    hyper = 0 if per_unit else None
-    return jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, 0, 0))(carry, learner, objective, idx, n_pos, n_neg)
+
+def _configs_minor(carry, *, sparse: bool):
+    """``carry`` with its state vectors (leaves ``(units, grid, d)``) laid out configurations minor when
+    ``sparse`` (a sparse-step learner on sparse rows): the grid's values of one feature side by side, so that a
+    round reading and writing a row's few features touches a few memory lines, not one per configuration
+    (rounds 2–3× faster on a CPU; dense rows are faster in the default layout). Only the memory layout changes,
+    not the arithmetic."""
+    if not sparse:
+        return carry
+    return carry._replace(state=jax.tree.map(_config_minor_leaf, carry.state))
+
+
+def _config_minor_leaf(a):
+    return with_layout_constraint(a, Layout((0, 2, 1))) if _is_state_vector(a) else a
+
+
+def _is_state_vector(a) -> bool:
+    return a.ndim == 3 and jnp.issubdtype(a.dtype, jnp.floating)
+
+
+def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool):
+    """The formats (layout and placement) of a carry for a compiled init or advance over sparse rows or dense
+    ones: :func:`_configs_minor`'s layout on its state vectors, ``None`` (the default) elsewhere."""
+    none = jax.tree.map(lambda _: None, carry_shape)
+    if not (learner.sparse_steps and sparse_rows):
+        return none
+    if len(devices) == 1:
+        sharding: Any = jax.sharding.SingleDeviceSharding(devices[0])
+    else:
+        sharding = jax.sharding.NamedSharding(Mesh(np.array(devices), ("runs",)), PartitionSpec("runs"))
+    fmt = Format(Layout((0, 2, 1)), sharding)
+    state = jax.tree.map(lambda a: fmt if _is_state_vector(a) else None, carry_shape.state)
+    return none._replace(state=state)

@@ -113,6 +113,28 @@ def test_one_sparse_event_at_a_time_is_run_over_the_whole_stream():
     assert_same_as_run(live, learner, X, y, np.concatenate(scores))
 
 
+def test_state_layout_follows_the_kind_of_rows():
+    """Over sparse rows, a sparse-step learner's state vectors are held configurations-minor (the layout its
+    rounds run fastest in), over dense rows in the default layout; a stream that switches kinds learns as
+    jcsol.run does."""
+    X, y = sparse_stream(d=5000)  # 2 configurations × 5000 features: each state vector a buffer of its own
+    dense = np.zeros((len(y), X.n_features), np.float32)
+    np.put_along_axis(dense, X.indices, X.values, axis=1)
+    learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
+    live = Live(learner)
+    cuts, scores, layouts = split(len(y), 4), [], []
+    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        scores.append(live.learn(take(X, a, b) if k % 2 == 0 else dense[a:b], y[a:b], return_scores=True))
+        layouts.append({buf.format.layout.major_to_minor for buf in live._buffers if buf.ndim == 3})
+        served = live.predict(dense[:9] if k % 2 else take(X, 0, 9))
+        np.testing.assert_allclose(served, live.scores(dense[:9])[:, live.served], rtol=1e-5, atol=1e-6)
+    assert layouts == [{(0, 2, 1)}, {(0, 1, 2)}] * 3
+    res = jcsol.run(learner, dense, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True)
+    np.testing.assert_allclose(np.concatenate(scores).T, res.scores[:, 0], rtol=1e-5, atol=1e-6)
+    for a, b in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
+        np.testing.assert_allclose(a, np.asarray(b)[:, 0], rtol=1e-5, atol=1e-6)
+
+
 def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):
     X, y = stream
     learner = LEARNERS["ACOG-II-diag"]

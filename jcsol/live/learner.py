@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.layout import Format, Layout
 
 from ..base import Learner
 from ..checkpoint import PREVIOUS, other_process_counts, share_path
@@ -44,6 +45,7 @@ from ..compiled import CompiledCache
 from ..distributed import Spread, global_devices
 from ..engine import (
     _advance_impl,
+    _carry_formats,
     _check_grid_blocks,
     _check_memory,
     _flatten_grid,
@@ -164,6 +166,8 @@ class Live:
         self._shared = jax.device_put((self._flat_learner, self._flat_objective))
         self._buffers: tuple | None = None
         self._layout: _Layout | None = None
+        self._calls: _Calls | None = None  # the compiled learn and predict of the buffers' layout and formats
+        self._sparse_rows = encoder is not None  # the kind of rows the buffers are laid out for (the last seen)
         # blocks over devices (or processes): the carries and the board as two trees, not packed buffers
         self._units = (
             Units(self._flat_learner, self._flat_objective, self._sizes, self.grid_blocks, self._init_key())
@@ -243,21 +247,14 @@ class Live:
             )
             if self._units is not None:
                 assert self._buffers is not None and self.n_features is not None
+                self._sparse_rows = isinstance(rows, SparseRows)
                 carries, board = self._buffers
                 carries, board, scores = self._units.learn(
                     carries, board, *batch, d=self.n_features, selection=self.selection
                 )
                 self._buffers = (carries, board)
             else:
-                self._buffers, scores = _learn(
-                    self._buffers,
-                    *self._shared,
-                    *batch,
-                    layout=self._layout,
-                    d=self.n_features,
-                    selection=self.selection,
-                    sizes=self._sizes,
-                )
+                self._buffers, scores = self._laid_out_for(rows).learn(self._buffers, *self._shared, *batch)
             if return_scores:
                 out.append(scores[:size])
             start += size
@@ -492,7 +489,7 @@ class Live:
             self.n_features = d
             self._units.same_call("start", np.frombuffer(json.dumps(self._description()).encode(), np.uint8))
             board = self._units.whole(init_board(self.n_grid, self.selection, self.dtype))
-            self._buffers = (self._units.init(d, self.dtype), board)
+            self._buffers = (self._units.init(d, self.dtype, self._sparse_rows), board)
             return
         keys = jax.random.split(self._init_key(), 1)
         carry = []
@@ -510,10 +507,30 @@ class Live:
     def _hold(self, carry: tuple, board: Board) -> None:
         """Keeps ``(carry, board)`` (carries as :attr:`carry` gives them) as the buffers of their layout."""
         if self._units is not None:
-            self._buffers = (self._units.placed(carry), self._units.whole(board))
+            self._buffers = (self._units.placed(carry, self._sparse_rows), self._units.whole(board))
             return
-        self._layout = _Layout.of((carry, board))
-        self._buffers = _pack((carry, board), layout=self._layout)
+        device = next(iter(jax.tree.leaves(carry)[0].devices()))
+        vectors = tuple(
+            jax.tree.map(lambda f: f is not None, _carry_formats(c, learner, (device,), True), is_leaf=_is_format)
+            for c, learner in zip(carry, self._shared[0])
+        )
+        self._layout = _Layout.of((carry, board), (vectors, jax.tree.map(lambda _: False, board)))
+        assert self.n_features is not None
+        self._calls = _calls(self._layout, device, self.n_features, self.selection, self._sizes, self._sparse_rows)
+        self._buffers = jax.device_put(_pack((carry, board), layout=self._layout), self._calls.formats)
+
+    def _laid_out_for(self, rows) -> _Calls:
+        """The compiled calls for a batch of these rows, the buffers laid out for their kind (sparse or dense)
+        first if the last batch was of the other kind."""
+        assert self._calls is not None and self._layout is not None and self._buffers is not None
+        assert self.n_features is not None
+        sparse = isinstance(rows, SparseRows)
+        if sparse != self._sparse_rows:
+            self._sparse_rows = sparse
+            device = next(iter(self._buffers[0].devices()))
+            self._calls = _calls(self._layout, device, self.n_features, self.selection, self._sizes, sparse)
+            self._buffers = jax.device_put(self._buffers, self._calls.formats)
+        return self._calls
 
     def _require_started(self) -> None:
         if self._buffers is None:
@@ -542,6 +559,7 @@ class Live:
         else:
             X = X.astype(self.dtype, copy=False)
         if self._buffers is None:
+            self._sparse_rows = isinstance(X, SparseRows)
             self._start(X.shape[1])
         if X.shape[1] != self.n_features:
             raise ValueError(f"events have {X.shape[1]} features; this learner has {self.n_features}")
@@ -565,15 +583,7 @@ class Live:
                 carries, choice(board, rule), padded, d=self.n_features, rule=rule, grid=grid
             )
         else:
-            scores, served = _predict(
-                self._buffers,
-                self._shared[0],
-                padded,
-                layout=self._layout,
-                d=self.n_features,
-                rule=self.selection.rule,
-                grid=grid,
-            )
+            scores, served = self._laid_out_for(rows).predict(self._buffers, self._shared[0], padded, grid)
         if size == n:
             return (np.asarray(scores) if grid else None), np.asarray(served)
         return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
@@ -612,7 +622,6 @@ def _learn_impl(
     return tuple(new), board, scores
 
 
-@functools.partial(jax.jit, static_argnames=("layout", "d", "selection", "sizes"), donate_argnums=0)
 def _learn(
     buffers: tuple, learners: tuple, objective, rows, y, arrival, served, length, *, layout, d, selection, sizes
 ):
@@ -636,10 +645,40 @@ def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid
     return (scores if grid else None), served_score(chosen, scores, rule)
 
 
-@functools.partial(jax.jit, static_argnames=("layout", "d", "rule", "grid"))
-def _predict(buffers: tuple, learners: tuple, rows, *, layout, d, rule, grid):
+def _predict(buffers: tuple, learners: tuple, rows, grid, *, layout, d, rule):
     carries, board = _unpack(buffers, layout=layout)
     return _predict_impl(_states(carries), choice(board, rule), learners, rows, d=d, rule=rule, grid=grid)
+
+
+class _Calls(NamedTuple):
+    """The compiled calls of a live learner's buffers, and the buffers' formats (their layouts on the device)."""
+
+    learn: Any  # (buffers, learners, objective, rows, y, arrival, served, length) -> (buffers, scores)
+    predict: Any  # (buffers, learners, rows, grid) -> (scores or None, served scores)
+    formats: tuple  # per buffer: a Format, or None (the default)
+
+
+@functools.lru_cache(maxsize=64)
+def _calls(layout: _Layout, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool) -> _Calls:
+    """:func:`_learn` and :func:`_predict` jitted for the buffers of ``layout`` on ``device``, for sparse rows or
+    dense ones: over sparse rows, the buffers that hold a sparse-step learner's state vectors are taken and
+    given in the engine's configurations-minor layout (:func:`jcsol.engine._configs_minor`), so that no call
+    lays them out again."""
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    minor = Format(Layout((0, 2, 1)), sharding)
+    formats = tuple(minor if vector and sparse_rows else None for vector in layout.vectors)
+    learn = jax.jit(
+        functools.partial(_learn, layout=layout, d=d, selection=selection, sizes=sizes),
+        donate_argnums=0,
+        in_shardings=(formats, *(None,) * 7),
+        out_shardings=(formats, None),
+    )
+    predict = jax.jit(
+        functools.partial(_predict, layout=layout, d=d, rule=selection.rule),
+        static_argnums=3,
+        in_shardings=(formats, None, None),
+    )
+    return _Calls(learn, predict, formats)
 
 
 #: A leaf of more than this many elements is a buffer of its own in a :class:`_Layout`.
@@ -653,26 +692,32 @@ class _Layout(NamedTuple):
     treedef: Any
     slots: tuple  # per leaf: (buffer, offset, shape)
     buffers: tuple  # per buffer: (dtype name, size) of a concatenation, or None for a leaf of its own
+    vectors: tuple  # per buffer: whether it is a state vector of its own, laid out for sparse rows
 
     @classmethod
-    def of(cls, tree) -> _Layout:
+    def of(cls, tree, vectors) -> _Layout:
+        """The layout of ``tree``; ``vectors``, a tree of booleans of the same structure, marks the state vectors
+        laid out configurations-minor for sparse rows (each a buffer of its own when large)."""
         leaves, treedef = jax.tree.flatten(tree)
         buffers: list[Any] = []  # per buffer: [dtype name, size], or None
+        own_vectors: list[bool] = []
         groups: dict[str, int] = {}
         slots: list[tuple[int, int, tuple[int, ...]]] = []
-        for leaf in leaves:
+        for leaf, vector in zip(leaves, jax.tree.leaves(vectors), strict=True):
             shape, dtype = tuple(leaf.shape), np.dtype(leaf.dtype)
             if int(np.prod(shape)) > SMALL_LEAF:
                 slots.append((len(buffers), 0, shape))
                 buffers.append(None)
+                own_vectors.append(bool(vector))
                 continue
             if dtype.name not in groups:
                 groups[dtype.name] = len(buffers)
                 buffers.append([dtype.name, 0])
+                own_vectors.append(False)
             at = groups[dtype.name]
             slots.append((at, buffers[at][1], shape))
             buffers[at][1] += int(np.prod(shape))
-        return cls(treedef, tuple(slots), tuple(None if b is None else tuple(b) for b in buffers))
+        return cls(treedef, tuple(slots), tuple(None if b is None else tuple(b) for b in buffers), tuple(own_vectors))
 
 
 @functools.partial(jax.jit, static_argnames="layout")
@@ -691,6 +736,10 @@ def _unpack(buffers: tuple, *, layout: _Layout):
         for at, offset, shape in layout.slots
     ]
     return jax.tree.unflatten(layout.treedef, leaves)
+
+
+def _is_format(x) -> bool:
+    return x is None or isinstance(x, Format)
 
 
 def _compiled(key, lower):

@@ -29,7 +29,16 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..base import Learner
 from ..distributed import Spread
-from ..engine import _advance_impl, _blocked, _compiled_init, _devices_for, _on_host, _pad_runs, _sharded
+from ..engine import (
+    _advance_impl,
+    _blocked,
+    _carry_formats,
+    _compiled_init,
+    _devices_for,
+    _on_host,
+    _pad_runs,
+    _sharded,
+)
 from ..linalg import SparseVector, densify
 from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, served_score
@@ -87,8 +96,9 @@ class Units:
             return self.spread.whole(tree)
         return jax.device_put(tree, NamedSharding(self.mesh, PartitionSpec()))
 
-    def init(self, d: int, dtype) -> tuple:
-        """Every learner's initial carry, leaves of shape ``(units, block, …)``."""
+    def init(self, d: int, dtype, sparse_rows: bool) -> tuple:
+        """Every learner's initial carry, leaves of shape ``(units, block, …)``, laid out for sparse rows or dense
+        ones."""
         carries = []
         for (learner, _), block in zip(self.hyper, self.block_sizes):
             init, _, _ = _compiled_init(
@@ -100,6 +110,7 @@ class Units:
                 dtype=dtype,
                 devices=self.devices,
                 per_unit=self.per_unit,
+                sparse_rows=sparse_rows,
             )
             carries.append(init(learner, self.keys))
         return tuple(carries)
@@ -122,8 +133,9 @@ class Units:
             for carry, size, block in zip(carries, self.sizes, self.block_sizes)
         )
 
-    def placed(self, carries: tuple) -> tuple:
-        """Carries held as :meth:`gathered` gives them, cut into units and placed on the devices again."""
+    def placed(self, carries: tuple, sparse_rows: bool) -> tuple:
+        """Carries held as :meth:`gathered` gives them, cut into units and placed on the devices again, laid out
+        for sparse rows or dense ones."""
 
         def one(a, size, block):
             a = np.asarray(a)[0]
@@ -133,12 +145,13 @@ class Units:
                 return np.concatenate([a, np.repeat(a[-1:], self.n_units - self.blocks, axis=0)])
             return np.repeat(a[None], self.n_units, axis=0)
 
-        return self.split(
+        placed = self.split(
             tuple(
                 jax.tree.map(functools.partial(one, size=size, block=block), carry)
                 for carry, size, block in zip(carries, self.sizes, self.block_sizes)
             )
         )
+        return jax.device_put(placed, self.formats(placed, sparse_rows))
 
     def layout(self) -> dict:
         """The process layout a saved share records (see :meth:`jcsol.distributed.Spread.layout`)."""
@@ -152,40 +165,26 @@ class Units:
         args = (rows, y, arrival, served, length)
         self.same_call("learn", *args)
         args = self._inputs(args)
-        return self._run(
-            lambda: _learn_units(
-                carries,
-                board,
-                self.hyper,
-                self.objective,
-                *args,
-                devices=self.devices,
-                d=d,
-                selection=selection,
-                sizes=self.sizes,
-                per_unit=self.per_unit,
-            ),
-            "learning a batch",
-        )
+        formats = self.formats(carries, isinstance(rows, tuple))
+        learn, _ = _unit_calls(self.devices, d, selection, self.sizes, self.per_unit, formats)
+        return self._run(lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch")
 
     def predict(self, carries: tuple, chosen, rows, *, d: int, rule: str, grid: bool):
         """``(every configuration's scores (n, G) or None unless grid, the served scores (n,))``."""
         self.same_call("predict", rows)
         (rows,) = self._inputs((rows,))
-        return self._run(
-            lambda: _predict_units(
-                tuple(c.state for c in carries),
-                chosen,
-                tuple(learner for learner, _ in self.hyper),
-                rows,
-                devices=self.devices,
-                d=d,
-                rule=rule,
-                grid=grid,
-                sizes=self.sizes,
-                per_unit=self.per_unit,
-            ),
-            "scoring a batch",
+        selection = Selection(rule)
+        formats = self.formats(carries, isinstance(rows, tuple))
+        _, predict = _unit_calls(self.devices, d, selection, self.sizes, self.per_unit, formats)
+        states, learners = tuple(c.state for c in carries), tuple(learner for learner, _ in self.hyper)
+        return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
+
+    def formats(self, carries: tuple, sparse_rows: bool) -> tuple:
+        """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.engine._carry_formats`): the
+        layouts the compiled calls take and give, so that no call lays the states out again (a call of the
+        other kind than the last lays them out once)."""
+        return tuple(
+            _carry_formats(c, learner, self.devices, sparse_rows) for c, (learner, _) in zip(carries, self.hyper)
         )
 
     def same_call(self, kind: str, *arrays) -> None:
@@ -219,7 +218,23 @@ def _all_units(a, gather: bool):
     return jax.lax.all_gather(a, "runs", tiled=True) if gather else a
 
 
-@functools.partial(jax.jit, static_argnames=("devices", "d", "selection", "sizes", "per_unit"), donate_argnums=0)
+@functools.lru_cache(maxsize=64)
+def _unit_calls(devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple):
+    """``(learn, predict)`` jitted for these units, taking and giving the carries in ``formats``."""
+    learn = jax.jit(
+        functools.partial(_learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit),
+        donate_argnums=0,
+        in_shardings=(formats, *(None,) * 8),
+        out_shardings=(formats, None, None),
+    )
+    predict = jax.jit(
+        functools.partial(_predict_units, devices=devices, d=d, rule=selection.rule, sizes=sizes, per_unit=per_unit),
+        static_argnums=4,
+        in_shardings=(tuple(f.state for f in formats), None, None, None),
+    )
+    return learn, predict
+
+
 def _learn_units(
     carries, board, hyper, objective, rows, y, arrival, served, length, *, devices, d, selection, sizes, per_unit
 ):
@@ -265,8 +280,7 @@ def _learn_units_impl(
     return tuple(new), board, scores
 
 
-@functools.partial(jax.jit, static_argnames=("devices", "d", "rule", "grid", "sizes", "per_unit"))
-def _predict_units(states, chosen, learners, rows, *, devices, d, rule, grid, sizes, per_unit):
+def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
     split, whole = PartitionSpec("runs"), PartitionSpec()
     body = functools.partial(
         _predict_units_impl, d=d, rule=rule, grid=grid, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
