@@ -44,7 +44,6 @@ from ..checkpoint import PREVIOUS, other_process_counts, share_path
 from ..compiled import CompiledCache
 from ..distributed import Spread, global_devices
 from ..engine import (
-    _advance_impl,
     _carry_formats,
     _check_grid_blocks,
     _check_memory,
@@ -62,7 +61,7 @@ from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, choice, init_board, served_score, window_auc
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
-from .units import Units, grid_scores
+from .units import Units, batch_rounds, grid_scores
 
 FORMAT = 1
 MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
@@ -597,23 +596,10 @@ def _learn_impl(
 ):
     """The engine's rounds over the first ``length`` events of a padded batch for each learner (a single run,
     its grid vmapped), then the board's."""
-    n = y.shape[0]
-    none = jnp.zeros(1, jnp.int32)
     new, per_learner, start = [], [], 0
     for carry, learner, size in zip(carries, learners, sizes):
         own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
-        carry, s = _advance_impl(
-            carry,
-            learner,
-            own,
-            (rows, y, None),
-            none,
-            none,
-            jnp.arange(n, dtype=jnp.int32)[None],
-            jnp.zeros(n, jnp.int32),
-            d=d,
-            length=length,
-        )
+        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d)
         new.append(carry)
         per_learner.append(s[0].T)  # (n, G of this learner)
         start += size

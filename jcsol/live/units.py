@@ -256,28 +256,25 @@ def _learn_units_impl(
     n = y.shape[0]
     new, per_learner = [], []
     for carry, (learner, own), size in zip(carries, hyper, sizes):
-        units = jax.tree.leaves(carry)[0].shape[0]
-        none = jnp.zeros(units, jnp.int32)
-        order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
-        carry, s = _advance_impl(
-            carry,
-            learner,
-            own,
-            (rows, y, None),
-            none,
-            none,
-            order,
-            jnp.zeros(n, jnp.int32),
-            d=d,
-            per_unit=per_unit,
-            length=length,
-        )
+        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d, per_unit=per_unit)
         new.append(carry)
         s = _all_units(s, gather)  # (units, block, n)
         per_learner.append(s.reshape(-1, n)[:size].T)
     scores = jnp.concatenate(per_learner, axis=1)
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
     return tuple(new), board, scores
+
+
+def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
+    """The engine's rounds over a batch (its first ``length`` events; all when ``None``) in every unit, the
+    events in their order: ``(carry, every run's pre-update scores (units, grid, n))``."""
+    n = y.shape[0]
+    units = jax.tree.leaves(carry)[0].shape[0]
+    none = jnp.zeros(units, jnp.int32)
+    order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
+    slots = jnp.zeros(n, jnp.int32)
+    args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
+    return _advance_impl(*args, d=d, per_unit=per_unit, length=length)
 
 
 def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
