@@ -113,6 +113,7 @@ def test_one_sparse_event_at_a_time_is_run_over_the_whole_stream():
     assert_same_as_run(live, learner, X, y, np.concatenate(scores))
 
 
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the configurations-minor layout is the CPU's")
 def test_state_layout_follows_the_kind_of_rows():
     """Over sparse rows, a sparse-step learner's state vectors are held configurations-minor (the layout its
     rounds run fastest in), over dense rows in the default layout; a stream that switches kinds learns as
