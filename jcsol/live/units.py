@@ -303,12 +303,13 @@ def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes,
 
 def grid_scores(state, learner, rows, d):
     """``(n, G)`` scores of the rows under every configuration of one learner's grid (state leaves ``(G, …)``)."""
+    if isinstance(rows, tuple) and type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
+        w = jax.vmap(lambda learner, state: learner.weights(state))(learner, state)  # (G, d)
+        # each feature's weights over the grid, side by side (as the engine lays them out on the CPU)
+        return jnp.einsum("nk,nkg->ng", rows[1], w.T[rows[0]])
 
     def one(learner, state):
         if isinstance(rows, tuple):
-            if type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
-                w = learner.weights(state)
-                return jnp.sum(w[rows[0]] * rows[1], axis=-1)
             dense = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
             return learner.score(state, dense)
         return learner.score(state, rows)
