@@ -10,9 +10,10 @@ Three streams (``--data-dir`` holds a9a; a synthetic stream of its shape stands 
 * **a9a sparse** (the same rows as :class:`jcsol.SparseRows`, 14 non-zeros a row);
 * **tabular**: a generated fraud-like table (6 categorical and 4 numeric columns, 2% positives) through
   :class:`jcsol.TableEncoder` with ``--bits`` 18 (the default, the target's stream) and 12: hashed sparse
-  rows of 10 non-zeros, encoded before timing; river gets the same hashed features as dicts. A step is O(nnz),
-  but at 18 bits each configuration's state is 2**18 floats a vector and every row reads and writes scattered
-  lines of it (memory latency), where at 12 bits the whole grid's state stays in cache.
+  rows of 10 non-zeros, encoded before timing; river gets the same hashed features as dicts. A step is O(nnz);
+  at 18 bits each configuration's state is 2**18 floats a vector, held configurations-minor on the CPU (a
+  row's features read and written for the whole grid in a few memory lines), where at 12 bits the whole
+  grid's state stays in cache.
 
 On each stream, for batches of 1,000: jcsol :class:`jcsol.live.Live` with ``--learner`` × 11 η
 (``jcsol.decades()``), ``predict(batch)`` then ``learn(batch, labels)``, once by default (each batch padded
