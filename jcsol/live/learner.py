@@ -17,7 +17,10 @@ for ``learn`` (the engine's round and the board's update fused; XLA removes a sc
 ``predict``; they are ``jax.jit`` functions, called through JAX's C++ dispatch. Between calls the learner
 states and the board are held as a few flat buffers (:class:`_Layout`: each large array alone, the small
 ones concatenated by dtype), donated to ``learn``: every buffer passed in and out of a call costs about a
-microsecond of dispatch, more than the arithmetic of one event.
+microsecond of dispatch, more than the arithmetic of one event. Over sparse rows on the CPU, the buffers of a
+sparse-step learner's large state vectors are held in the engine's configurations-minor layout
+(:func:`jcsol.engine._configs_minor`), laid out again only when the stream switches between sparse and dense
+rows.
 
 With ``grid_blocks > 1``, or over several processes, the grid is cut into blocks laid over the devices
 (:mod:`jcsol.live.units`), and the states and the board are held as two trees of arrays placed on them.
