@@ -166,16 +166,15 @@ class Units:
         self.same_call("learn", *args)
         args = self._inputs(args)
         formats = self.formats(carries, isinstance(rows, tuple))
-        learn, _ = _unit_calls(self.devices, d, selection, self.sizes, self.per_unit, formats)
+        learn = _unit_learn(self.devices, d, selection, self.sizes, self.per_unit, formats)
         return self._run(lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch")
 
     def predict(self, carries: tuple, chosen, rows, *, d: int, rule: str, grid: bool):
         """``(every configuration's scores (n, G) or None unless grid, the served scores (n,))``."""
         self.same_call("predict", rows)
         (rows,) = self._inputs((rows,))
-        selection = Selection(rule)
-        formats = self.formats(carries, isinstance(rows, tuple))
-        _, predict = _unit_calls(self.devices, d, selection, self.sizes, self.per_unit, formats)
+        formats = tuple(f.state for f in self.formats(carries, isinstance(rows, tuple)))
+        predict = _unit_predict(self.devices, d, rule, self.sizes, self.per_unit, formats)
         states, learners = tuple(c.state for c in carries), tuple(learner for learner, _ in self.hyper)
         return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
 
@@ -219,20 +218,24 @@ def _all_units(a, gather: bool):
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_calls(devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple):
-    """``(learn, predict)`` jitted for these units, taking and giving the carries in ``formats``."""
-    learn = jax.jit(
+def _unit_learn(devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple):
+    """:func:`_learn_units` jitted for these units, taking and giving the carries in ``formats``."""
+    return jax.jit(
         functools.partial(_learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit),
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 8),
         out_shardings=(formats, None, None),
     )
-    predict = jax.jit(
-        functools.partial(_predict_units, devices=devices, d=d, rule=selection.rule, sizes=sizes, per_unit=per_unit),
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_predict(devices: tuple, d: int, rule: str, sizes: tuple, per_unit: bool, formats: tuple):
+    """:func:`_predict_units` jitted for these units, taking the states in ``formats``."""
+    return jax.jit(
+        functools.partial(_predict_units, devices=devices, d=d, rule=rule, sizes=sizes, per_unit=per_unit),
         static_argnums=4,
-        in_shardings=(tuple(f.state for f in formats), None, None, None),
+        in_shardings=(formats, None, None, None),
     )
-    return learn, predict
 
 
 def _learn_units(
