@@ -82,6 +82,7 @@ class Units:
         self.hyper = self.split(tuple(hyper)) if self.per_unit else self.whole(tuple(hyper))
         self.objective = self.whole(objective)
         self.keys = self.split(keys)
+        self._formats: dict[bool, tuple] = {}  # by sparse_rows: see formats()
 
     # -- placement ------------------------------------------------------------------------------------------
     def split(self, tree) -> Any:
@@ -181,10 +182,13 @@ class Units:
     def formats(self, carries: tuple, sparse_rows: bool) -> tuple:
         """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.engine._carry_formats`): the
         layouts the compiled calls take and give, so that no call lays the states out again (a call of the
-        other kind than the last lays them out once)."""
-        return tuple(
-            _carry_formats(c, learner, self.devices, sparse_rows) for c, (learner, _) in zip(carries, self.hyper)
-        )
+        other kind than the last lays them out once). The carries' shapes never change, so each kind's are
+        made once."""
+        if sparse_rows not in self._formats:
+            self._formats[sparse_rows] = tuple(
+                _carry_formats(c, learner, self.devices, sparse_rows) for c, (learner, _) in zip(carries, self.hyper)
+            )
+        return self._formats[sparse_rows]
 
     def same_call(self, kind: str, *arrays) -> None:
         """Refuses, on every process, a call that the processes did not all make with the same batch."""
