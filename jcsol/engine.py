@@ -912,7 +912,7 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None
     every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
-    laid_out = functools.partial(_configs_minor, sparse=learner.sparse_steps and isinstance(rows, tuple))
+    laid_out = functools.partial(_configs_minor, minor=_minor_layout(learner, isinstance(rows, tuple)))
 
     def step(carry, inputs):  # every run's round: (units, grid) scores
         i, slot = inputs
@@ -934,14 +934,19 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     return carry, jnp.moveaxis(scores, 0, -1)
 
 
-def _configs_minor(carry, *, sparse: bool):
+def _minor_layout(learner, sparse_rows: bool) -> bool:
+    """Whether a carry's state vectors are laid out configurations minor: for a sparse-step learner on sparse
+    rows, on the CPU (the one place both the rounds' layout constraint and the compiled calls' formats ask)."""
+    return bool(learner.sparse_steps and sparse_rows and jax.default_backend() == "cpu")
+
+
+def _configs_minor(carry, *, minor: bool):
     """``carry`` with its state vectors (leaves ``(units, grid, d)``) laid out configurations minor when
-    ``sparse`` (a sparse-step learner on sparse rows) on the CPU: the grid's values of one feature side by side,
-    so that a round reading and writing a row's few features touches a few memory lines, not one per
-    configuration (rounds 2–3× faster on a CPU; dense rows are faster in the default layout, and on
-    accelerators the default layout is kept until measured). Only the memory layout changes, not the
-    arithmetic."""
-    if not (sparse and jax.default_backend() == "cpu"):
+    ``minor`` (:func:`_minor_layout`): the grid's values of one feature side by side, so that a round reading
+    and writing a row's few features touches a few memory lines, not one per configuration (rounds 2–3× faster
+    on a CPU; dense rows are faster in the default layout, and on accelerators the default layout is kept
+    until measured). Only the memory layout changes, not the arithmetic."""
+    if not minor:
         return carry
     return carry._replace(state=jax.tree.map(_config_minor_leaf, carry.state))
 
@@ -963,7 +968,7 @@ def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool):
     """The formats (layout and placement) of a carry for a compiled init or advance over sparse rows or dense
     ones: :func:`_configs_minor`'s layout on its state vectors, ``None`` (the default) elsewhere."""
     none = jax.tree.map(lambda _: None, carry_shape)
-    if not (learner.sparse_steps and sparse_rows and devices[0].platform == "cpu"):
+    if not _minor_layout(learner, sparse_rows):
         return none
     if len(devices) == 1:
         sharding: Any = jax.sharding.SingleDeviceSharding(devices[0])
