@@ -114,26 +114,53 @@ def test_one_sparse_event_at_a_time_is_run_over_the_whole_stream():
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the configurations-minor layout is the CPU's")
-def test_state_layout_follows_the_kind_of_rows():
+@pytest.mark.parametrize("blocks", [1, 4])  # 4 blocks: two a device over this process's 2 devices
+def test_state_layout_follows_the_kind_of_rows(blocks):
     """Over sparse rows, a sparse-step learner's state vectors are held configurations-minor (the layout its
     rounds run fastest in), over dense rows in the default layout; a stream that switches kinds learns as
     jcsol.run does."""
-    X, y = sparse_stream(d=5000)  # 2 configurations × 5000 features: each state vector a buffer of its own
+    X, y = sparse_stream(d=5000)  # 4 configurations × 5000 features: each state vector a buffer of its own
     dense = np.zeros((len(y), X.n_features), np.float32)
     np.put_along_axis(dense, X.indices, X.values, axis=1)
-    learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
-    live = Live(learner)
+    learner = jcsol.ACOG(eta=np.array([0.1, 1.0, 3.0, 10.0]), diagonal=True)
+    live = Live(learner, grid_blocks=blocks)
     cuts, scores, layouts = split(len(y), 4), [], []
     for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
         scores.append(live.learn(take(X, a, b) if k % 2 == 0 else dense[a:b], y[a:b], return_scores=True))
-        layouts.append({buf.format.layout.major_to_minor for buf in live._buffers if buf.ndim == 3})
+        held = live._buffers if blocks == 1 else jax.tree.leaves(live._buffers[0])
+        layouts.append({leaf.format.layout.major_to_minor for leaf in held if leaf.shape[-1] == X.n_features})
         served = live.predict(dense[:9] if k % 2 else take(X, 0, 9))
         np.testing.assert_allclose(served, live.scores(dense[:9])[:, live.served], rtol=1e-5, atol=1e-6)
     assert layouts == [{(0, 2, 1)}, {(0, 1, 2)}] * 3
-    res = jcsol.run(learner, dense, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True)
+    res = jcsol.run(
+        learner, dense, y, perms=np.arange(len(y))[None], objective=LAPLACE, record_scores=True, grid_blocks=blocks
+    )
     np.testing.assert_allclose(np.concatenate(scores).T, res.scores[:, 0], rtol=1e-5, atol=1e-6)
     for a, b in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
         np.testing.assert_allclose(a, np.asarray(b)[:, 0], rtol=1e-5, atol=1e-6)
+
+
+COMPILED: list[str] = []  # the backend compilations since a test last cleared it
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **kwargs: COMPILED.append(event) if event.endswith("backend_compile_duration") else None
+)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 4])  # 2 blocks: both on one device; 4: two a device over 2 devices
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_batch_like_the_last_compiles_nothing(stream, kind, blocks):
+    """A live learner's buffers are placed as its calls give them back: after the first batch, batches of the
+    same size and kind compile nothing (placed otherwise, the second call would be another signature and
+    learn and predict would each be compiled twice)."""
+    X, y = sparse_stream(d=5000) if kind == "sparse" else stream
+    live = Live(jcsol.ACOG(eta=np.array([0.1, 1.0, 3.0, 10.0]), diagonal=True), grid_blocks=blocks)
+    live.predict(take(X, 0, 40))
+    live.learn(take(X, 0, 40), y[:40])
+    COMPILED.clear()
+    for a in range(40, 120, 40):
+        live.predict(take(X, a, a + 40))
+        live.learn(take(X, a, a + 40), y[a : a + 40])
+    assert COMPILED == []
 
 
 def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):

@@ -247,16 +247,17 @@ class Live:
                 None if served is None else _pad(served[window], whole),
                 None if whole == size else np.int32(size),  # a padded batch's loop stops after its events
             )
+            calls = self._laid_out_for(rows)
             if self._units is not None:
                 assert self._buffers is not None and self.n_features is not None
-                self._sparse_rows = isinstance(rows, SparseRows)
                 carries, board = self._buffers
                 carries, board, scores = self._units.learn(
                     carries, board, *batch, d=self.n_features, selection=self.selection
                 )
                 self._buffers = (carries, board)
             else:
-                self._buffers, scores = self._laid_out_for(rows).learn(self._buffers, *self._shared, *batch)
+                assert calls is not None
+                self._buffers, scores = calls.learn(self._buffers, *self._shared, *batch)
             if return_scores:
                 out.append(scores[:size])
             start += size
@@ -521,17 +522,21 @@ class Live:
         self._calls = _calls(self._layout, device, self.n_features, self.selection, self._sizes, self._sparse_rows)
         self._buffers = jax.device_put(_pack((carry, board), layout=self._layout), self._calls.formats)
 
-    def _laid_out_for(self, rows) -> _Calls:
-        """The compiled calls for a batch of these rows, the buffers laid out for their kind (sparse or dense)
-        first if the last batch was of the other kind."""
-        assert self._calls is not None and self._layout is not None and self._buffers is not None
-        assert self.n_features is not None
+    def _laid_out_for(self, rows) -> _Calls | None:
+        """The compiled calls for a batch of these rows (``None`` over units: :class:`Units` holds them), the
+        buffers laid out for their kind (sparse or dense) first if the last batch was of the other kind."""
+        assert self._buffers is not None and self.n_features is not None
         sparse = isinstance(rows, SparseRows)
         if sparse != self._sparse_rows:
             self._sparse_rows = sparse
-            device = next(iter(self._buffers[0].devices()))
-            self._calls = _calls(self._layout, device, self.n_features, self.selection, self._sizes, sparse)
-            self._buffers = jax.device_put(self._buffers, self._calls.formats)
+            if self._units is not None:
+                carries, board = self._buffers
+                self._buffers = (jax.device_put(carries, self._units.formats(carries, sparse)), board)
+            else:
+                assert self._layout is not None
+                device = next(iter(self._buffers[0].devices()))
+                self._calls = _calls(self._layout, device, self.n_features, self.selection, self._sizes, sparse)
+                self._buffers = jax.device_put(self._buffers, self._calls.formats)
         return self._calls
 
     def _require_started(self) -> None:
@@ -577,6 +582,7 @@ class Live:
             return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
         size = _bucket(n, self.batch_sizes)
         padded = _device_rows(_pad(rows, size))
+        calls = self._laid_out_for(rows)
         if self._units is not None:
             assert self._buffers is not None and self.n_features is not None
             carries, board = self._buffers
@@ -585,7 +591,8 @@ class Live:
                 carries, choice(board, rule), padded, d=self.n_features, rule=rule, grid=grid
             )
         else:
-            scores, served = self._laid_out_for(rows).predict(self._buffers, self._shared[0], padded, grid)
+            assert calls is not None
+            scores, served = calls.predict(self._buffers, self._shared[0], padded, grid)
         if size == n:
             return (np.asarray(scores) if grid else None), np.asarray(served)
         return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
@@ -644,7 +651,7 @@ class _Calls(NamedTuple):
 
     learn: Any  # (buffers, learners, objective, rows, y, arrival, served, length) -> (buffers, scores)
     predict: Any  # (buffers, learners, rows, grid) -> (scores or None, served scores)
-    formats: tuple  # per buffer: a Format, or None (the default)
+    formats: tuple  # per buffer: a Format (configurations minor), or the device's sharding (the default layout)
 
 
 @functools.lru_cache(maxsize=64)
@@ -652,10 +659,12 @@ def _calls(layout: _Layout, device, d: int, selection: Selection, sizes: tuple, 
     """:func:`_learn` and :func:`_predict` jitted for the buffers of ``layout`` on ``device``, for sparse rows or
     dense ones: over sparse rows, the buffers that hold a sparse-step learner's state vectors are taken and
     given in the engine's configurations-minor layout (:func:`jcsol.engine._configs_minor`), so that no call
-    lays them out again."""
+    lays them out again. Every buffer is placed on ``device`` (committed), as the calls give them back: placed
+    with no device, the first call's buffers would be another signature than the next call's, and each call
+    would be compiled twice."""
     sharding = jax.sharding.SingleDeviceSharding(device)
     minor = Format(Layout((0, 2, 1)), sharding)
-    formats = tuple(minor if vector and sparse_rows else None for vector in layout.vectors)
+    formats = tuple(minor if vector and sparse_rows else sharding for vector in layout.vectors)
     learn = jax.jit(
         functools.partial(_learn, layout=layout, d=d, selection=selection, sizes=sizes),
         donate_argnums=0,

@@ -25,6 +25,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.layout import Format
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..base import Learner
@@ -114,7 +115,7 @@ class Units:
                 sparse_rows=sparse_rows,
             )
             carries.append(init(learner, self.keys))
-        return tuple(carries)
+        return jax.device_put(tuple(carries), self.formats(tuple(carries), sparse_rows))
 
     def gathered(self, carries: tuple, what: str) -> tuple:
         """The carries as a one-block live learner holds them: leaves of shape ``(1, size, …)``, on the host."""
@@ -180,13 +181,20 @@ class Units:
         return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
 
     def formats(self, carries: tuple, sparse_rows: bool) -> tuple:
-        """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.engine._carry_formats`): the
-        layouts the compiled calls take and give, so that no call lays the states out again (a call of the
-        other kind than the last lays them out once). The carries' shapes never change, so each kind's are
-        made once."""
+        """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.engine._carry_formats`, the
+        other leaves split over the units): the layouts and placements the compiled calls take and give, so
+        that no call lays the states out again (a call of the other kind than the last lays them out once) and
+        the first call's carries are the same signature as the next ones'. The carries' shapes never change,
+        so each kind's are made once."""
         if sparse_rows not in self._formats:
+            split = NamedSharding(self.mesh, PartitionSpec("runs"))
             self._formats[sparse_rows] = tuple(
-                _carry_formats(c, learner, self.devices, sparse_rows) for c, (learner, _) in zip(carries, self.hyper)
+                jax.tree.map(
+                    lambda f: split if f is None else f,
+                    _carry_formats(c, learner, self.devices, sparse_rows),
+                    is_leaf=lambda f: f is None or isinstance(f, Format),
+                )
+                for c, (learner, _) in zip(carries, self.hyper)
             )
         return self._formats[sparse_rows]
 
@@ -223,12 +231,15 @@ def _all_units(a, gather: bool):
 
 @functools.lru_cache(maxsize=64)
 def _unit_learn(devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple):
-    """:func:`_learn_units` jitted for these units, taking and giving the carries in ``formats``."""
+    """:func:`_learn_units` jitted for these units, taking and giving the carries in ``formats`` and giving the
+    board whole on every device, as :meth:`Units.whole` places it (left to the compiler, a one-device mesh's
+    outputs come back placed otherwise, and the next call would be compiled again for them)."""
+    whole = NamedSharding(Mesh(np.array(devices), ("runs",)), PartitionSpec())
     return jax.jit(
         functools.partial(_learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit),
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 8),
-        out_shardings=(formats, None, None),
+        out_shardings=(formats, whole, None),
     )
 
 
