@@ -22,11 +22,10 @@ import hashlib
 import json
 import os
 import re
-import zipfile
 
 import numpy as np
 
-from .files import atomic_write
+from .files import ARCHIVE_ERRORS, atomic_write
 
 FORMAT = 2
 
@@ -110,7 +109,7 @@ def _read(path: str) -> tuple[dict, list[np.ndarray]]:
             if isinstance(n_leaves, bool) or not isinstance(n_leaves, int) or not 0 <= n_leaves <= len(archive.files):
                 raise ValueError(f"n_leaves is {n_leaves!r}")
             leaves = [archive[f"leaf_{i}"] for i in range(n_leaves)]
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as err:
+    except ARCHIVE_ERRORS as err:
         raise CheckpointError(
             f"checkpoint {path} is unreadable or corrupted ({err}); delete it to start over"
         ) from None

@@ -122,6 +122,20 @@ def test_corrupted_checkpoints_are_refused(german, tmp_path):
         jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
 
 
+def test_checkpoints_with_damaged_zip_headers_are_refused(german, tmp_path):
+    """Headers naming a compression method or a flag the data do not have (what zipfile raises for each is
+    not an OSError) end in the same CheckpointError."""
+    from archives import damaged_archives
+
+    X, y = german
+    path = tmp_path / "z.ckpt"
+    jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+    for raw in damaged_archives(path.read_bytes()).values():
+        path.write_bytes(raw)
+        with pytest.raises(CheckpointError, match="unreadable or corrupted"):
+            jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
+
+
 def _rewrite(path, change):
     """Rewrites the checkpoint at ``path`` with ``change(meta, arrays)`` applied, keeping the archive readable."""
     import json

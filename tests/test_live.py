@@ -9,6 +9,7 @@ import json
 import jax
 import numpy as np
 import pytest
+from archives import damaged_archives
 
 import jcsol
 from jcsol.live import Live, LiveFileError
@@ -482,6 +483,10 @@ def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):
     other.write_bytes(b"not a file")
     with pytest.raises(LiveFileError, match="not a readable"):
         Live.load(other, learner)
+    for raw in damaged_archives(path.read_bytes()).values():
+        other.write_bytes(raw)
+        with pytest.raises(LiveFileError, match="not a readable"):
+            Live.load(other, learner)
     assert not list(tmp_path.glob("*.tmp-*"))
 
 

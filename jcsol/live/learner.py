@@ -34,7 +34,6 @@ import importlib
 import json
 import math
 import os
-import zipfile
 from typing import Any, NamedTuple
 
 import jax
@@ -55,7 +54,7 @@ from ..engine import (
     _resolve_dtype,
     _signature,
 )
-from ..files import atomic_write
+from ..files import ARCHIVE_ERRORS, atomic_write
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
@@ -852,7 +851,7 @@ def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(archive["meta"].tobytes().decode())
             arrays = {k: archive[k] for k in archive.files if k != "meta"}
-    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as err:
+    except ARCHIVE_ERRORS as err:
         raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
     if meta.get("format") != FORMAT:
         raise LiveFileError(
