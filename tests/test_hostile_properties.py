@@ -385,6 +385,41 @@ def test_damaged_row_stores_are_refused_or_read_as_built(built, tmp_path_factory
     np.testing.assert_array_equal(got_y, y)
 
 
+# -- sparse rows -------------------------------------------------------------------------------------------
+
+COLUMNS = st.sampled_from([0, 1, 2, 3, 0, 1, 2, 3, -1, 4])  # 4 columns; one entry in 5 out of range
+ENTRIES = st.sampled_from([0.5, -1.0, 2.0, 1.5, -0.25, 0.0, np.nan, np.inf, -np.inf])
+
+
+@settings(FAST, max_examples=150)
+@given(
+    st.integers(0, 6),
+    st.integers(0, 5),
+    st.data(),
+)
+def test_few_sparse_rows_are_judged_as_many_are(n, k, data):
+    """A batch of few entries is checked in Python first (:data:`jcsol.stream.FEW_ENTRIES`); it must accept and
+    refuse exactly what the NumPy checks of a large batch do: the same rows repeated past that size."""
+    from jcsol.stream import FEW_ENTRIES, check_features
+
+    d = 4
+    indices = np.array(data.draw(st.lists(COLUMNS, min_size=n * k, max_size=n * k)), np.int64)
+    values = np.array(data.draw(st.lists(ENTRIES, min_size=n * k, max_size=n * k)), np.float32)
+    few = jcsol.SparseRows(indices.reshape(n, k), values.reshape(n, k), d)
+    copies = FEW_ENTRIES // max(n * k, 1) + 1
+    many = jcsol.SparseRows(np.tile(few.indices, (copies, 1)), np.tile(few.values, (copies, 1)), d)
+
+    def verdict(rows):
+        try:
+            out = check_features(rows)
+        except ValueError as err:  # which check refused it (the counts in the messages differ)
+            return next(what for what in ("must lie in", "NaN value", "infinite value", "twice") if what in str(err))
+        return out.indices.dtype, out.indices[:n].tolist()
+
+    assert few.values.size <= FEW_ENTRIES and (many.values.size > FEW_ENTRIES or n * k == 0)
+    assert verdict(few) == verdict(many)
+
+
 # -- the command line ---------------------------------------------------------------------------------------
 
 
