@@ -17,9 +17,10 @@ Three streams (``--data-dir`` holds a9a; a synthetic stream of its shape stands 
 
 On each stream, for batches of 1,000: jcsol :class:`jcsol.live.Live` with ``--learner`` × 11 η
 (``jcsol.decades()``), ``predict(batch)`` then ``learn(batch, labels)``, once by default (each batch padded
-to 1,024 events, its loop stopping after 1,000) and once with ``batch_sizes=(1000,)``; river
-``PAClassifier(C=1)``, one configuration, ``predict_one`` + ``learn_one`` per event (dicts built before
-timing); and the engine's own bound, one
+to 1,024 events, its loop stopping after 1,000) and once with ``batch_sizes=(1000,)``; the same by default
+with batches of 1 (the first ``--events`` events), 100 and 10,000 (padded to 16,384); river
+``PAClassifier(C=1)``, one configuration, ``predict_one`` + ``learn_one`` per event (it has no batch API; dicts
+built before timing); and the engine's own bound, one
 :func:`jcsol.run` over the stream with the same grid (its scan alone: no board, no Python between
 batches). The repetitions of jcsol and river alternate and each reports its best of ``--repeats``: the
 ratio compares bests taken under the same load. On a9a dense also river's ``BanditClassifier`` over 11
@@ -94,6 +95,7 @@ import jcsol  # noqa: E402
 from jcsol.live import Live  # noqa: E402
 
 BATCH = 1000
+SWEEP = (1, 100, 10_000)  # the other batch sizes timed (default padding; batches of 1 over --events events)
 
 
 def load_a9a(data: Path, rows: int | None, sparse: bool):
@@ -188,6 +190,7 @@ def live_pass(learner, X, y, batch: int, batch_sizes=()) -> float:
         part = _take(X, a, a + batch)
         live.predict(part)
         live.learn(part, y[a : a + batch])
+    assert live.served >= 0  # reads the board: the last learn has finished
     return n / (time.perf_counter() - start)
 
 
@@ -298,25 +301,29 @@ def vw_pass(data) -> dict:
 # -- the comparison ---------------------------------------------------------------------------------------------
 
 
-def compare(name: str, learner, X, y, repeats: int) -> dict:
-    """Best-of-``repeats`` events/s of jcsol (batches of 1,000, default and declared size) and river,
-    alternating."""
+def compare(name: str, learner, X, y, repeats: int, events: int) -> dict:
+    """Best-of-``repeats`` events/s of jcsol (batches of 1,000, default and declared size; batches of
+    :data:`SWEEP`, default size, batches of 1 over the first ``events`` events) and river, alternating."""
     data = list(zip(river_dicts(X), (y > 0).tolist()))
-    warm = _take(X, 0, BATCH)
-    for sizes in ((), (BATCH,)):  # compiles every executable the timed learners use
+    for sizes, batch in [((), b) for b in (BATCH, *SWEEP)] + [((BATCH,), BATCH)]:  # compiles every executable
+        warm = _take(X, 0, batch)
         live = Live(learner, n_features=_dim(X), batch_sizes=sizes)
         live.predict(warm)
-        live.learn(warm, y[:BATCH])
-        live.learn(_take(X, 0, 1), y[:1])
+        live.learn(warm, y[:batch])
+        assert live.served >= 0
     engine_pass(learner, X, y)
     best = {"jcsol": 0.0, "jcsol_sized": 0.0, "river": 0.0, "engine": 0.0}
+    sweep = dict.fromkeys(SWEEP, 0.0)
     for _ in range(repeats):
         best["jcsol"] = max(best["jcsol"], live_pass(learner, X, y, BATCH))
         best["river"] = max(best["river"], river_pass(data)["rate"])
         best["jcsol_sized"] = max(best["jcsol_sized"], live_pass(learner, X, y, BATCH, (BATCH,)))
         best["engine"] = max(best["engine"], engine_pass(learner, X, y))
+        for batch in SWEEP:
+            n = min(events, len(y)) if batch == 1 else len(y)
+            sweep[batch] = max(sweep[batch], live_pass(learner, _take(X, 0, n), y[:n], batch))
     nnz = X.indices.shape[1] if isinstance(X, jcsol.SparseRows) else int((X != 0).sum(1).mean())
-    return {"name": name, "events": len(y), "d": _dim(X), "nnz": nnz, **best}
+    return {"name": name, "events": len(y), "d": _dim(X), "nnz": nnz, **best, "sweep": sweep}
 
 
 def main() -> None:
@@ -367,7 +374,7 @@ def main() -> None:
     )
     rows = []
     for name, X, y in streams:
-        r = compare(name, learner, X, y, args.repeats)
+        r = compare(name, learner, X, y, args.repeats, args.events)
         rows.append(r)
         print(
             f"{name:<44}{r['d']:>8}{r['nnz']:>5}{r['jcsol']:>11,.0f}{r['jcsol_sized']:>11,.0f}"
@@ -379,6 +386,14 @@ def main() -> None:
         "over the whole stream, the same grid (no board, no calls between batches); river: PAClassifier, "
         "1 configuration"
     )
+
+    sizes = (*SWEEP[:2], BATCH, *SWEEP[2:])
+    print("\njcsol Live events/s by batch size (default padding; ×: against river's one-configuration events/s):")
+    print(f"{'stream':<44}" + "".join(f"{b:>12,}{'':>7}" for b in sizes))
+    for r in rows:
+        rates = {**r["sweep"], BATCH: r["jcsol"]}
+        print(f"{r['name']:<44}" + "".join(f"{rates[b]:>12,.0f}{rates[b] / r['river']:>6.1f}×" for b in sizes))
+    print(f"  batches of 1: the first {args.events:,} events of each stream")
 
     print(f"\nserved stream's progressive sum (jcsol, batch 1, {dense[0]}): {lat['served_sum']:.4f}")
     p99 = lat["latency"][1]
