@@ -964,6 +964,11 @@ def _is_state_vector(a) -> bool:
     return a.ndim == 3 and jnp.issubdtype(a.dtype, jnp.floating) and a.shape[-1] >= MINOR_LAYOUT_MIN_D
 
 
+def _is_format(x) -> bool:
+    """A leaf of :func:`_carry_formats`' tree: a ``Format``, or ``None`` (the default)."""
+    return x is None or isinstance(x, Format)
+
+
 def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool):
     """The formats (layout and placement) of a carry for a compiled init or advance over sparse rows or dense
     ones: :func:`_configs_minor`'s layout on its state vectors, ``None`` (the default) elsewhere."""

@@ -51,6 +51,7 @@ from ..engine import (
     _check_memory,
     _flatten_grid,
     _init_impl,
+    _is_format,
     _resolve_dtype,
     _signature,
 )
@@ -733,10 +734,6 @@ def _unpack(buffers: tuple, *, layout: _Layout):
         for at, offset, shape in layout.slots
     ]
     return jax.tree.unflatten(layout.treedef, leaves)
-
-
-def _is_format(x) -> bool:
-    return x is None or isinstance(x, Format)
 
 
 def _compiled(key, lower):

@@ -25,7 +25,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental.layout import Format
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..base import Learner
@@ -36,6 +35,7 @@ from ..engine import (
     _carry_formats,
     _compiled_init,
     _devices_for,
+    _is_format,
     _on_host,
     _pad_runs,
     _sharded,
@@ -192,7 +192,7 @@ class Units:
                 jax.tree.map(
                     lambda f: split if f is None else f,
                     _carry_formats(c, learner, self.devices, sparse_rows),
-                    is_leaf=lambda f: f is None or isinstance(f, Format),
+                    is_leaf=_is_format,
                 )
                 for c, (learner, _) in zip(carries, self.hyper)
             )
