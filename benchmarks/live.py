@@ -31,10 +31,12 @@ batches of 1,000 through the 11 configurations at ≥ 10× river's one-configura
 stream (18 bits). XLA's CPU kernels run single-threaded (``--xla_cpu_multi_thread_eigen=false``;
 ``--eigen-threads`` keeps XLA's default) and JAX's CPU dispatch is synchronous
 (``jax_cpu_enable_async_dispatch=False``: a call runs on the calling thread, without a hand-off to
-another; ``--async-dispatch`` keeps JAX's default), and the process is pinned to one CPU core (``--cpu``, 0 by
-default; ``--cpu -1`` leaves it to the OS): unpinned, the scans over the 18-bit table (11 × 2**18 weights a
-vector) ran at about a quarter of the speed on a 2-core machine (the engine's scan 193k events/s against
-708k–786k pinned), the other streams at the same speed. Compilation happens before the timing.
+another; ``--async-dispatch`` keeps JAX's default); ``import jcsol`` has XLA compile each scan as one
+kernel (:mod:`jcsol.xla_cpu`; ``JCSOL_XLA_CPU=default`` in the environment measures XLA's defaults); and the
+process is pinned to one CPU core (``--cpu``, 0 by default; ``--cpu -1`` leaves it to the OS): unpinned, the
+scans over the 18-bit table (11 × 2**18 weights a vector) ran at about a quarter of the speed on a 2-core
+machine (the engine's scan 193k events/s against 708k–786k pinned, under XLA's defaults), the other streams at
+the same speed. Compilation happens before the timing.
 
     python benchmarks/live.py [--data-dir ../shared/data] [--learner ACOG-I-diag] [--events 5000] [--repeats 5]
 """
@@ -80,9 +82,7 @@ ARGS = parse() if __name__ == "__main__" else None
 if ARGS is not None and ARGS.cpu >= 0:
     os.sched_setaffinity(0, {ARGS.cpu})  # before JAX starts its threads, which inherit it
 if ARGS is not None and not ARGS.eigen_threads:
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    ).strip()
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
 
 import jax  # noqa: E402
 
@@ -331,7 +331,8 @@ def main() -> None:
     args = ARGS
     learner = grid_learner(args.learner)
     print(
-        f"{learner.name} × 11 η; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; async dispatch "
+        f"{learner.name} × 11 η; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r} (each scan one kernel: "
+        f"{'yes' if jcsol.xla_cpu.loop_kernels else 'no'}); async dispatch "
         f"{'on' if args.async_dispatch else 'off'}; "
         f"{f'pinned to CPU {args.cpu}' if args.cpu >= 0 else 'not pinned'}; load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; python {sys.version.split()[0]}, jax {jax.__version__}, "

@@ -43,7 +43,7 @@ from .compiled import CompiledCache
 from .datasets.rowstore import RowStore
 from .distributed import Spread, global_devices
 from .grids import check_grid
-from .linalg import SparseVector, densify
+from .linalg import SparseVector, densify, in_rounds
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
@@ -920,7 +920,8 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
         return laid_out(carry), score
 
     if length is None:
-        carry, scores = jax.lax.scan(step, carry, (idx.T, slots))
+        with in_rounds(idx.shape[1] > 1):  # XLA removes a scan of one round
+            carry, scores = jax.lax.scan(step, carry, (idx.T, slots))
     else:
 
         def counted(t, both):
@@ -930,7 +931,8 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
 
         units, n_grid = carry.counts.shape[:2]
         zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
-        carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
+        with in_rounds():
+            carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
     return carry, jnp.moveaxis(scores, 0, -1)
 
 

@@ -437,7 +437,11 @@ def test_a9a_float32(name):
       first order of ``orders_for(48842, 2, seed=1)``: COG-II's first update-decision difference is at round
       45 699, reference margin y·f = 0.999956, i.e. 1 − y f = 4.4e-5, where float32 has 1 − y f = −5.0e-4;
       its predictions then differ at 171 rounds, the first at 18 349 where the reference score is −6.8e-5);
-      differing predictions must stay under 1% of the rounds. The whole stream is compared exactly in float64 by
+      with XLA's FMA instructions off (``jcsol.xla_cpu``), COG-II on the second order of
+      ``orders_for(48842, 2, seed=2024)`` takes the near-tie at its horizon, round 5 244 (reference 1 − y f =
+      −5.2e-5), the other way, and its predictions then differ at 2 193 rounds (4.5%) while its confusion counts
+      differ by 8 events. Differing predictions must stay under 10% of the rounds, and each confusion count within
+      0.2% of the rounds of the reference's. The whole stream is compared exactly in float64 by
       :func:`test_float64_a9a_subprocess`.
     """
     X, y = a9a()
@@ -463,7 +467,9 @@ def test_a9a_float32(name):
             f"{name} perm {p}: prediction differs at round {unexplained[0]} before the certified horizon {H}; "
             f"reference score {float(tr.scores[unexplained[0]])!r}"
         )
-        assert differ.mean() < 0.01, f"{name} perm {p}: {differ.sum()} of {L} predictions differ"
+        assert differ.mean() < 0.1, f"{name} perm {p}: {differ.sum()} of {L} predictions differ"
+        apart = np.abs(res.counts[p].astype(np.int64) - ref.confusion(tr.labels, tr.predictions)).max()
+        assert apart <= 0.002 * L, f"{name} perm {p}: a confusion count {apart} events from the reference's"
         if not differ.any():
             np.testing.assert_array_equal(res.counts[p], ref.confusion(tr.labels, tr.predictions))
 
