@@ -8,10 +8,11 @@ kernel, as XLA does by itself only for loops under 1 kB (its ``xla_cpu_small_whi
 :mod:`jcsol.linalg` are written without scatter, so that their loops qualify. On a 2-core CPU
 (``benchmarks/live.py``, one core) the engine's scan of ACOG-I-diag × 11 η over a hashed table of 2**18
 features ran at 1.8M events/s against 0.68M under XLA's defaults, over a9a's sparse rows at 0.91M against 0.56M.
-Where a round is wide enough to keep the small kernels busy, the one kernel (and AVX alone, below) can be the
-slower: the papers' protocol on a9a, 220 runs of 123 dense features in one scan (``benchmarks/engine_speed.py``,
-one device), took 0.46 s against 0.36 s for COG-I, 1.08 s against 0.93 s for ACOG-I-diag and 58 s against 45 s
-for full ACOG-I.
+Where a round is wide and its work is arithmetic, AVX alone (below) costs more than the kernel calls saved:
+the papers' protocol on a9a, 220 runs of 123 dense features in one scan (``benchmarks/engine_speed.py``, one
+device, three pairs of runs), took 0.53–0.62 s against 0.41–0.50 s for COG-I, 1.04–1.31 s against 0.92–1.01 s
+for ACOG-I-diag and 53–68 s against 34–47 s for full ACOG-I (its 123 × 123 matrices: AVX without the one kernel
+took 80 s, the one kernel with FMA 57 s). ``JCSOL_XLA_CPU=default`` is the setting for such runs on a CPU.
 
 One kernel for a whole loop body lets LLVM fuse a multiply and an add into one FMA wherever it sees them
 together, and where it sees them depends on the code around them: the same round compiled inside a scan over
