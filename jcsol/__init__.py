@@ -6,11 +6,10 @@
 >>> best = res.best("sum")
 """
 
-from .devices import _backends_started
 from .devices import configure_cpu_devices_on_import as _configure_cpu_devices
 from .xla_cpu import configure_on_import as _configure_xla_cpu
 
-_configure_xla_cpu(started=_backends_started())  # before anything below can start JAX
+_configure_xla_cpu()  # before anything below can start JAX
 _configure_cpu_devices()
 
 from . import datasets, distributed, live, metrics, papers, plots, protocols  # noqa: E402

@@ -919,19 +919,17 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
         carry, score = every_run(laid_out(carry), learner, objective, i, slot, n_pos, n_neg)
         return laid_out(carry), score
 
-    if length is None:
-        with in_rounds(idx.shape[1] > 1):  # XLA removes a scan of one round
+    def counted(t, both):
+        carry, scores = both
+        carry, score = step(carry, (idx[:, t], slots[t]))
+        return carry, scores.at[t].set(score)
+
+    with in_rounds(idx.shape[1] > 1):  # XLA removes a loop of one round
+        if length is None:
             carry, scores = jax.lax.scan(step, carry, (idx.T, slots))
-    else:
-
-        def counted(t, both):
-            carry, scores = both
-            carry, score = step(carry, (idx[:, t], slots[t]))
-            return carry, scores.at[t].set(score)
-
-        units, n_grid = carry.counts.shape[:2]
-        zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
-        with in_rounds():
+        else:
+            units, n_grid = carry.counts.shape[:2]
+            zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
             carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
     return carry, jnp.moveaxis(scores, 0, -1)
 

@@ -77,7 +77,7 @@ def _add_at(index_axes: tuple[int, ...], slices: bool):
 
     @jax.custom_batching.custom_vmap
     def add(w, indices, values):
-        return _slice_writes(index_axes, w, indices, values, slices)
+        return _add_entries(index_axes, w, indices, values, slices)
 
     @add.def_vmap
     def add_mapped(axis_size, in_batched, w, indices, values):
@@ -92,7 +92,7 @@ def _add_at(index_axes: tuple[int, ...], slices: bool):
     return add
 
 
-def _slice_writes(index_axes: tuple[int, ...], w, indices, values, slices: bool):
+def _add_entries(index_axes: tuple[int, ...], w, indices, values, slices: bool):
     lead = w.shape[:-1]
     if indices.size > UNROLLED_ENTRIES or not slices:
         add = lambda w, i, v: w.at[i].add(v)  # noqa: E731

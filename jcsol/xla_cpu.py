@@ -31,6 +31,8 @@ import os
 import platform
 import re
 
+from .devices import _backends_started
+
 ENV = "JCSOL_XLA_CPU"
 LOOP_KERNELS = "xla_cpu_small_while_loop_byte_threshold"
 NO_FMA = "--xla_cpu_max_isa=AVX"
@@ -59,11 +61,11 @@ def asks_for_loop_kernels(flags: str) -> bool:
     return found is not None and int(found.group(1)) >= 2**31
 
 
-def configure_on_import(started: bool) -> None:
+def configure_on_import() -> None:
     """Adds both options to ``XLA_FLAGS`` when this module's rules allow, and records in :data:`loop_kernels`
     whether XLA will compile loops as one kernel (by this setting, or by the same one made by hand)."""
     global loop_kernels
-    add_flags(os.environ, started=started)
+    add_flags(os.environ, started=_backends_started())
     loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
 
 
