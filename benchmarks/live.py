@@ -22,8 +22,12 @@ with batches of 1 (the first ``--events`` events), 100 and 10,000 (padded to 16,
 ``PAClassifier(C=1)``, one configuration, ``predict_one`` + ``learn_one`` per event (it has no batch API; dicts
 built before timing); and the engine's own bound, one
 :func:`jcsol.run` over the stream with the same grid (its scan alone: no board, no Python between
-batches). The repetitions of jcsol and river alternate and each reports its best of ``--repeats``: the
-ratio compares bests taken under the same load. On a9a dense also river's ``BanditClassifier`` over 11
+batches). A live stream has no end, so its throughput is the steady state's: every pass of jcsol (a new
+:class:`~jcsol.live.Live`) and of river (a new model) learns its first batch untimed and is timed over the
+others; the first batch's time of a new ``Live`` is reported beside (``1st ms``: its state laid out for the
+kind of rows and its memory first touched, a few milliseconds at 18 bits). The repetitions of jcsol and
+river alternate and each reports its best of ``--repeats``: the ratio compares bests taken under the same
+load. On a9a dense also river's ``BanditClassifier`` over 11
 ``PAClassifier(C)`` and Vowpal Wabbit (hinge loss), one event at a time.
 
 The targets: one event through the 11 configurations (predict + learn) at p99 ≤ 100 µs (a9a dense), and
@@ -181,17 +185,21 @@ def grid_learner(name: str):
 # -- jcsol ------------------------------------------------------------------------------------------------------
 
 
-def live_pass(learner, X, y, batch: int, batch_sizes=()) -> float:
-    """events/s of predict + learn over the stream in whole batches."""
+def live_pass(learner, X, y, batch: int, batch_sizes=()) -> dict:
+    """events/s of predict + learn over the stream in whole batches after the first (the steady state), and
+    the seconds of the first batch (a new learner's state laid out and first touched)."""
     live = Live(learner, n_features=_dim(X), batch_sizes=batch_sizes)
     n = len(y) // batch * batch
-    start = time.perf_counter()
+    start = first = time.perf_counter()
     for a in range(0, n, batch):
         part = _take(X, a, a + batch)
         live.predict(part)
         live.learn(part, y[a : a + batch])
-    _ = live.served  # reads the board: the last learn has finished
-    return n / (time.perf_counter() - start)
+        if not a:
+            _ = live.served  # reads the board: the learn has finished
+            first, start = time.perf_counter() - start, time.perf_counter()
+    _ = live.served
+    return {"rate": (n - batch) / (time.perf_counter() - start), "first": first}
 
 
 def engine_pass(learner, X, y) -> float:
@@ -250,22 +258,26 @@ def river_dicts(X):
     return out
 
 
-def _river_timed(model, data) -> dict:
-    """Events/s and per-event latency of ``predict_one`` + ``learn_one`` over ``data``."""
+def _river_timed(model, data, skip: int = 0) -> dict:
+    """Events/s and per-event latency of ``predict_one`` + ``learn_one`` over ``data``, after its first
+    ``skip`` events (learnt untimed, as jcsol's first batch)."""
+    for x, label in data[:skip]:
+        model.predict_one(x)
+        model.learn_one(x, label)
     times = []
     start = time.perf_counter()
-    for x, label in data:
+    for x, label in data[skip:]:
         t0 = time.perf_counter()
         model.predict_one(x)
         model.learn_one(x, label)
         times.append(time.perf_counter() - t0)
-    return {"rate": len(data) / (time.perf_counter() - start), "latency": percentiles(times)}
+    return {"rate": (len(data) - skip) / (time.perf_counter() - start), "latency": percentiles(times)}
 
 
-def river_pass(data) -> dict:
+def river_pass(data, skip: int = 0) -> dict:
     from river.linear_model import PAClassifier
 
-    return _river_timed(PAClassifier(C=1.0, mode=1), data)
+    return _river_timed(PAClassifier(C=1.0, mode=1), data, skip)
 
 
 def river_selection(data) -> dict:
@@ -313,18 +325,20 @@ def compare(name: str, learner, X, y, repeats: int, events: int) -> dict:
         _ = live.served  # compiles the board's read too
     engine_pass(learner, X, y)
     best = {"jcsol": 0.0, "jcsol_sized": 0.0, "river": 0.0, "engine": 0.0}
-    sweep: dict[int, float | None] = {b: (0.0 if b <= len(y) else None) for b in SWEEP}  # None: stream too short
+    first = []  # seconds of a new learner's first batch of BATCH, default padding
+    sweep: dict[int, float | None] = {b: (0.0 if 2 * b <= len(y) else None) for b in SWEEP}  # None: too short
     for _ in range(repeats):
-        best["jcsol"] = max(best["jcsol"], live_pass(learner, X, y, BATCH))
-        best["river"] = max(best["river"], river_pass(data)["rate"])
-        best["jcsol_sized"] = max(best["jcsol_sized"], live_pass(learner, X, y, BATCH, (BATCH,)))
+        own = live_pass(learner, X, y, BATCH)
+        best["jcsol"], first = max(best["jcsol"], own["rate"]), first + [own["first"]]
+        best["river"] = max(best["river"], river_pass(data, BATCH)["rate"])
+        best["jcsol_sized"] = max(best["jcsol_sized"], live_pass(learner, X, y, BATCH, (BATCH,))["rate"])
         best["engine"] = max(best["engine"], engine_pass(learner, X, y))
         for batch, rate in sweep.items():
             n = min(events, len(y)) if batch == 1 else len(y)
             if rate is not None:
-                sweep[batch] = max(rate, live_pass(learner, _take(X, 0, n), y[:n], batch))
+                sweep[batch] = max(rate, live_pass(learner, _take(X, 0, n), y[:n], batch)["rate"])
     nnz = X.indices.shape[1] if isinstance(X, jcsol.SparseRows) else int((X != 0).sum(1).mean())
-    return {"name": name, "events": len(y), "d": _dim(X), "nnz": nnz, **best, "sweep": sweep}
+    return {"name": name, "events": len(y), "d": _dim(X), "nnz": nnz, **best, "first": min(first), "sweep": sweep}
 
 
 def main() -> None:
@@ -373,6 +387,7 @@ def main() -> None:
     print(f"\nbatches of {BATCH:,}, events/s, best of {args.repeats} alternating repetitions:")
     print(
         f"{'stream':<44}{'d':>8}{'nnz':>5}{'jcsol':>11}{'sized':>11}{'engine':>11}{'river':>10}{'ratio':>7}{'sized':>7}"
+        f"{'1st ms':>8}"
     )
     rows = []
     for name, X, y in streams:
@@ -381,12 +396,13 @@ def main() -> None:
         print(
             f"{name:<44}{r['d']:>8}{r['nnz']:>5}{r['jcsol']:>11,.0f}{r['jcsol_sized']:>11,.0f}"
             f"{r['engine']:>11,.0f}{r['river']:>10,.0f}{r['jcsol'] / r['river']:>6.1f}×"
-            f"{r['jcsol_sized'] / r['river']:>6.1f}×"
+            f"{r['jcsol_sized'] / r['river']:>6.1f}×{r['first'] * 1e3:>8.1f}"
         )
     print(
         "  jcsol: Live, batches padded to 1,024; sized: Live(batch_sizes=(1000,)); engine: jcsol.run's scan "
         "over the whole stream, the same grid (no board, no calls between batches); river: PAClassifier, "
-        "1 configuration"
+        "1 configuration; jcsol and river timed after their first batch, whose time for a new Live (its state "
+        "laid out and first touched) is 1st ms"
     )
 
     sizes = (*SWEEP[:2], BATCH, *SWEEP[2:])

@@ -37,11 +37,15 @@ class SparseRows(NamedTuple):
 
 
 @overload
-def check_features(X: SparseRows) -> SparseRows: ...
+def check_features(X: SparseRows, *, columns_once: bool = True) -> SparseRows: ...
 @overload
-def check_features(X: Any) -> np.ndarray | SparseRows: ...
-def check_features(X: Any) -> np.ndarray | SparseRows:
-    """``X`` as a 2-D float array (or :class:`SparseRows`), refusing NaN and infinite values."""
+def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseRows: ...
+def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseRows:
+    """``X`` as a 2-D float array (or :class:`SparseRows`), refusing NaN and infinite values.
+
+    ``columns_once=False`` accepts sparse rows naming a column twice: what scoring alone needs, since a score
+    adds a row's entries as its dense row would, where learning also takes norms entry by entry.
+    """
     if isinstance(X, SparseRows):
         values = np.asarray(X.values)
         indices = np.asarray(X.indices)
@@ -49,15 +53,22 @@ def check_features(X: Any) -> np.ndarray | SparseRows:
             raise ValueError(f"SparseRows: indices {indices.shape} and values {values.shape} must be equal 2-D shapes")
         if indices.dtype.kind not in "iu":
             raise TypeError(f"SparseRows: indices must be integers, got dtype {indices.dtype}")
-        if isinstance(X.n_features, bool) or not isinstance(X.n_features, (int, np.integer)) or X.n_features < 1:
-            raise ValueError(f"SparseRows: n_features must be an integer >= 1, got {X.n_features!r}")
+        if (
+            isinstance(X.n_features, bool)
+            or not isinstance(X.n_features, (int, np.integer))
+            or not 1 <= X.n_features < 2**31
+        ):
+            raise ValueError(
+                f"SparseRows: n_features must be an integer in [1, 2**31) (int32 indices), got {X.n_features!r}"
+            )
         if values.dtype.kind not in "iuf":
             raise TypeError(f"SparseRows: values must be real numbers, got dtype {values.dtype}")
-        if values.size > FEW_ENTRIES or not _few_entries_pass(indices, values, X.n_features):
+        if values.size > FEW_ENTRIES or not _few_entries_pass(indices, values, X.n_features, columns_once):
             if indices.size and (indices.min() < 0 or indices.max() >= X.n_features):
                 raise ValueError(f"SparseRows: indices must lie in [0, {X.n_features})")
             _check_finite(values)
-            _check_unique_columns(indices, values)
+            if columns_once:
+                _check_unique_columns(indices, values)
         return SparseRows(indices.astype(np.int32), values, int(X.n_features))
     X = np.asarray(X)
     if X.ndim != 2:
@@ -75,12 +86,14 @@ def check_features(X: Any) -> np.ndarray | SparseRows:
 FEW_ENTRIES = 64
 
 
-def _few_entries_pass(indices: np.ndarray, values: np.ndarray, n_features: int) -> bool:
-    """Whether a few sparse rows pass every check (indices in range, finite values, no column twice with
-    non-zero values); ``False`` leaves the message to the checks made with NumPy."""
+def _few_entries_pass(indices: np.ndarray, values: np.ndarray, n_features: int, columns_once: bool = True) -> bool:
+    """Whether a few sparse rows pass every check (indices in range, finite values, and with ``columns_once``
+    no column twice with non-zero values); ``False`` leaves the message to the checks made with NumPy."""
     flat_i, flat_v = indices.ravel().tolist(), values.ravel().tolist()
     if flat_i and (min(flat_i) < 0 or max(flat_i) >= n_features) or not all(map(math.isfinite, flat_v)):
         return False
+    if not columns_once:
+        return True
     k = max(indices.shape[1], 1)
     for a in range(0, len(flat_i), k):
         named = [i for i, v in zip(flat_i[a : a + k], flat_v[a : a + k]) if v != 0]
@@ -92,9 +105,11 @@ def _few_entries_pass(indices: np.ndarray, values: np.ndarray, n_features: int) 
 def _check_unique_columns(indices: np.ndarray, values: np.ndarray) -> None:
     """Refuses a row naming one column twice with non-zero values: dot products would add them up while a
     row norm computed entry by entry would not (L2 normalisation would then leave a norm other than 1)."""
-    if indices.shape[1] < 2:
+    k = indices.shape[1]
+    if k < 2:
         return
-    key = np.where(values != 0, indices.astype(np.int64), -1 - np.arange(indices.shape[1])[None, :])
+    # indices lie in [0, n_features), n_features < 2**31: int32 keys, padding made distinct negative ones
+    key = np.where(values != 0, indices.astype(np.int32, copy=False), -1 - np.arange(k, dtype=np.int32))
     key.sort(axis=1)
     repeated = (key[:, 1:] == key[:, :-1]) & (key[:, 1:] >= 0)
     if repeated.any():

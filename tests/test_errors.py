@@ -201,8 +201,9 @@ def test_sparse_rows_and_shapes(stream):
     rows = jcsol.SparseRows(np.array([[0.0, 1.5]] * 100), np.ones((100, 2), np.float32), 24)
     with pytest.raises(TypeError, match="indices must be integers"):
         jcsol.run(jcsol.COG(), rows, y, perms=1)
-    with pytest.raises(ValueError, match="n_features must be an integer >= 1"):
-        jcsol.run(jcsol.COG(), rows._replace(indices=np.zeros((100, 2), np.int32), n_features=0), y, perms=1)
+    for d in (0, 2**31):  # int32 indices
+        with pytest.raises(ValueError, match=r"n_features must be an integer in \[1, 2\*\*31\)"):
+            jcsol.run(jcsol.COG(), rows._replace(indices=np.zeros((100, 2), np.int32), n_features=d), y, perms=1)
     with pytest.raises(ValueError, match="X has no features"):
         jcsol.run(jcsol.COG(), np.zeros((100, 0), np.float32), y, perms=1)
 

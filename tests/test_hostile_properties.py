@@ -409,15 +409,45 @@ def test_few_sparse_rows_are_judged_as_many_are(n, k, data):
     copies = FEW_ENTRIES // max(n * k, 1) + 1
     many = jcsol.SparseRows(np.tile(few.indices, (copies, 1)), np.tile(few.values, (copies, 1)), d)
 
+    once = data.draw(st.booleans())  # learning's check, or scoring's (a column named twice is added up)
+
     def verdict(rows):
         try:
-            out = check_features(rows)
+            out = check_features(rows, columns_once=once)
         except ValueError as err:  # which check refused it (the counts in the messages differ)
             return next(what for what in ("must lie in", "NaN value", "infinite value", "twice") if what in str(err))
         return out.indices.dtype, out.indices[:n].tolist()
 
     assert few.values.size <= FEW_ENTRIES and (many.values.size > FEW_ENTRIES or n * k == 0)
     assert verdict(few) == verdict(many)
+
+
+@settings(FAST, max_examples=150)
+@given(st.integers(1, 40), st.integers(2, 6), st.data())
+def test_a_column_twice_is_found_in_any_order(n, k, data):
+    """Rows in column order or not, zero-valued entries anywhere: the first row naming a column twice with
+    non-zero values is the one refused, and only such a row."""
+    from jcsol.stream import _check_unique_columns
+
+    d = 6
+    sorted_rows = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    indices = np.zeros((n, k), np.int32)
+    values = np.zeros((n, k), np.float32)
+    for r, ordered in enumerate(sorted_rows):
+        cols = data.draw(st.lists(st.integers(0, d - 1), min_size=k, max_size=k, unique=ordered))
+        vals = data.draw(st.lists(st.sampled_from([0.0, 1.0, -2.5]), min_size=k, max_size=k))
+        if ordered:  # increasing columns, non-zeros first
+            cols, vals = sorted(cols), sorted(vals, key=lambda v: v == 0)
+        indices[r], values[r] = cols, vals
+    first = next(
+        (r for r in range(n) if len(named := [c for c, v in zip(indices[r], values[r]) if v]) != len(set(named))),
+        None,
+    )
+    if first is None:
+        _check_unique_columns(indices, values)
+    else:
+        with pytest.raises(ValueError, match=f"row {first} holds column"):
+            _check_unique_columns(indices, values)
 
 
 # -- the command line ---------------------------------------------------------------------------------------

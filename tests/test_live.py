@@ -191,6 +191,21 @@ def test_a_batch_longer_than_one_call_is_run_over_the_whole_stream(stream):
     np.testing.assert_array_equal(live.predict(X), live.scores(X)[:, live.served])
 
 
+def test_served_sparse_scores_are_the_grid_scores_of_the_served_configuration():
+    """Over sparse rows, FTL's ``predict`` gathers the served configuration's weights alone; its scores are the
+    bits of that configuration's column of ``scores``, whichever learner of a list serves."""
+    X, y = sparse_stream(n=400, seed=3)
+    learners = [jcsol.ACOG(eta=np.array([0.01, 0.1, 1.0]), diagonal=True), jcsol.PA1(C=np.array([0.01, 1.0, 100.0]))]
+    live = Live(learners, n_features=X.n_features)
+    served = set()
+    for a in range(0, len(y), 10):
+        rows = take(X, a, a + 10)
+        np.testing.assert_array_equal(live.predict(rows), live.scores(rows)[:, live.served])
+        served.add(live.served)
+        live.learn(rows, y[a : a + 10])
+    assert min(served) < 3 <= max(served)  # each learner served some batches
+
+
 def test_predict_scores_with_the_current_states(stream):
     X, y = stream
     live = Live(jcsol.COG(eta=jcsol.decades()))
@@ -285,6 +300,23 @@ def test_board_follows_its_rules(stream, rule, gamma):
     for g in range(scores.shape[1]):
         assert board.auc[g] == pytest.approx(roc_auc_score(y[last], scores[last, g]), abs=1e-6)
     assert board.sum[board.served] == pytest.approx(jcsol.metrics.weighted_sum(counts[board.served]))
+
+
+def test_ftl_counts_exactly_past_float32s_integers():
+    """Past 2**24 a float32 count stops growing by ones (2**24 + 1 rounds to 2**24): FTL measures the integer
+    counts, so a configuration that finds positives its rival misses gets ahead however long the stream."""
+    from jcsol.live.board import Selection, advance_board, init_board
+    from jcsol.objective import Sum
+
+    selection = Selection().check()
+    many = np.array([[2**24, 2**24, 0, 2**24]] * 2, np.int32)  # (tp, fn, fp, tn): a long stream, sensitivity ½
+    board = init_board(2, selection, np.float32)._replace(counts=many, recent=many.astype(np.float32))
+    y = np.ones(64, np.float32)
+    scores = np.tile(np.array([[-1.0, 1.0]], np.float32), (64, 1))  # configuration 0 misses them, 1 finds them
+    after = advance_board(board, Sum(rho="laplace"), scores, y, None, selection)
+    assert int(after.served) == 1
+    np.testing.assert_array_equal(after.counts, many + [[0, 64, 0, 0], [64, 0, 0, 0]])
+    np.testing.assert_array_equal(after.recent, np.asarray(after.counts, np.float32))
 
 
 def test_leaderboard_table_and_frame(stream):
@@ -521,6 +553,29 @@ def test_bad_input_is_refused_before_any_work(stream):
     with pytest.raises(ValueError, match="infinite"):
         live.learn(bad[1:2].astype(np.float32), y[1:2])  # one event, the learner's own dtype
     assert live.leaderboard().pending == 0 and live.leaderboard().events == 10
+
+
+@pytest.mark.parametrize("k", [3, 40])  # a few entries (checked in Python) and many (NumPy)
+def test_a_column_named_twice_is_scored_as_its_dense_row_and_never_learnt(k):
+    """Scoring adds a row's entries as its dense row does; learning (now, or later from the store) refuses the
+    row, since a norm taken entry by entry would not add them."""
+    X, y = sparse_stream(n=64, d=500, k=k)
+    learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
+    live = Live(learner)
+    live.learn(X, y)
+    rows = jcsol.SparseRows(X.indices[:2].copy(), X.values[:2].copy(), X.n_features)
+    rows.indices[1, 1] = rows.indices[1, 0]  # row 1 names its first column twice
+    dense = np.zeros((2, X.n_features), np.float32)
+    np.add.at(dense, (np.repeat([0, 1], k), rows.indices.ravel()), rows.values.ravel())
+    np.testing.assert_allclose(live.scores(rows), live.scores(dense), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(live.predict(rows), live.predict(dense), rtol=1e-5, atol=1e-6)
+    before = live.states
+    for refused in (lambda: live.learn(rows, y[:2]), lambda: live.predict(rows, ids=[1, 2])):
+        with pytest.raises(ValueError, match="row 1 holds column .* twice"):
+            refused()
+    assert live.leaderboard().pending == 0 and live.leaderboard().events == 64
+    for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(live.states)):
+        np.testing.assert_array_equal(a, b)
 
 
 # -- tables ----------------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ configuration made before learning from it. The board keeps, per configuration,
 
 * ``counts``: the exact confusion counts ``(tp, fn, fp, tn)`` since the start;
 * ``recent``: the same counts discounted by a forgetting factor ``γ`` at every event
-  (``recent ← γ·recent + e_t``; ``γ = 1`` keeps them equal to ``counts``), for drifting streams;
+  (``recent ← γ·recent + e_t``), for drifting streams; with ``γ = 1`` they are ``counts`` itself, and FTL
+  measures the exact integer counts (float counts would stop growing at 2**24 events of one cell);
 * the last ``window`` pre-update scores and labels (a ring buffer), from which the leaderboard's AUC is
   computed exactly over that sliding window.
 
@@ -133,9 +134,10 @@ def advance_board(
     ``served`` ``(B,)`` the scores served for them (``None``: the board's current choice at each event).
     ``length`` (a traced scalar): only the first ``length`` events count, the others are padding.
 
-    The recurrences (the discounted counts, Hedge's log weights, FTL's switching) run event by event, one
-    short loop each (:func:`_running`), the rest for the whole batch at once. The discounted counts thus take the same
-    values whatever the batch split; Hedge's log weights are shifted to a maximum of 0 after each batch.
+    The recurrences (the counts after each event, in integers; the discounted counts; Hedge's log weights; FTL's
+    switching) run event by event, one short loop each (:func:`_running`), the rest for the whole batch at once.
+    The counts and discounted counts thus take the same values whatever the batch split; Hedge's log weights
+    are shifted to a maximum of 0 after each batch.
     """
     n = y.shape[0]
     valid = jnp.ones(n, bool) if length is None else jnp.arange(n) < length
@@ -144,14 +146,17 @@ def advance_board(
     gamma = selection.forgetting
     positive = y > 0
     one_hot = jnp.arange(4)
-    hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot) & valid[:, None, None]
-    hits = hits.astype(dtype)  # (B, G, 4)
     log_weights = board.log_weights
+    counts_each = _running_counts(board.counts, positive, scores < 0, valid)  # (B, G, 4) after each event
+    first = counts_each[:, 0]  # every configuration sees every class
+    seen = jnp.stack([first[:, TP] + first[:, FN], first[:, FP] + first[:, TN]], axis=1)  # (B, 2)
+    if gamma < 1:
+        hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot) & valid[:, None, None]
+        hits = hits.astype(dtype)  # (B, G, 4)
+    recent = board.recent  # γ < 1: the discounted counts, below; γ = 1: the counts themselves, at the end
     if selection.rule == "hedge":
-        recent = _running(board.recent, hits, gamma, valid, every=False)
-        classes = (jnp.stack([positive, ~positive], axis=1) & valid[:, None]).astype(jnp.int32)  # (B, 2)
-        start = jnp.stack([board.counts[0, TP] + board.counts[0, FN], board.counts[0, FP] + board.counts[0, TN]])
-        seen = _running(start, classes, 1.0, valid)  # classes seen after each event
+        if gamma < 1:
+            recent = _running(board.recent, hits, gamma, valid, every=False)
         seen_pos, seen_neg = seen[:, :1], seen[:, 1:]
         rho = objective.weight(positive[:, None], seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
@@ -163,7 +168,11 @@ def advance_board(
             p = jax.nn.softmax(jnp.concatenate([board.log_weights[None], log_w[:-1]]), axis=-1)
             served = jnp.sum(jnp.where(scores >= 0, 1.0, -1.0).astype(dtype) * p, axis=-1)
     else:
-        recent_each = _running(board.recent, hits, gamma, valid)
+        if gamma < 1:
+            recent_each = _running(board.recent, hits, gamma, valid)
+            recent = recent_each[-1]
+        else:  # the counts themselves, in integers (float counts stop growing by ones at 2**24)
+            recent_each = counts_each
         quality = measure(objective, recent_each)  # (B, G)
         leader = jnp.argmax(quality, axis=-1)
 
@@ -173,7 +182,6 @@ def advance_board(
             return jnp.where(ahead, best, current).astype(jnp.int32), current
 
         chosen, before = jax.lax.scan(switch, board.served, (quality, leader, valid))
-        recent = recent_each[-1]
         if served is None:
             served = jnp.take_along_axis(scores, before[:, None], axis=1)[:, 0]
     served_hits = ((2 * (~positive) + (served < 0))[:, None] == one_hot) & valid[:, None]  # (B, 4)
@@ -192,17 +200,41 @@ def advance_board(
         window_labels = board.window_labels.at[slots].set(
             jnp.where(positive, 1, -1).astype(jnp.int8), mode="drop", unique_indices=True
         )
+    counts = counts_each[-1]
+    served_counts = board.served_counts + served_hits.sum(0, dtype=jnp.int32)
+    if gamma < 1:
+        served_recent = _running(board.served_recent, served_hits.astype(dtype), gamma, valid, every=False)
+    else:
+        recent, served_recent = counts.astype(dtype), served_counts.astype(dtype)
     return Board(
-        counts=board.counts + hits.sum(0).astype(jnp.int32),
+        counts=counts,
         recent=recent,
-        served_counts=board.served_counts + served_hits.sum(0, dtype=jnp.int32),
-        served_recent=_running(board.served_recent, served_hits.astype(dtype), gamma, valid, every=False),
+        served_counts=served_counts,
+        served_recent=served_recent,
         served=chosen,
         log_weights=log_weights,
         window_scores=window_scores,
         window_labels=window_labels,
         seen=board.seen + count,
     )
+
+
+def _running_counts(counts: jax.Array, positive: jax.Array, below: jax.Array, valid: jax.Array) -> jax.Array:
+    """The confusion counts ``(B, G, 4)`` after each event, from ``counts`` ``(G, 4)``, for the labels
+    ``positive`` ``(B,)`` and the scores below 0 ``below`` ``(B, G)``, where ``valid``: one loop sums each
+    configuration's true positives and true negatives and the classes seen (the same for the whole grid); the
+    misses follow."""
+    n, grid = below.shape
+    right = jnp.stack([positive[:, None] & ~below, ~positive[:, None] & below], axis=-1)  # (B, G, 2): TP, TN
+    classes = jnp.stack([positive, ~positive], axis=-1)  # (B, 2)
+    start = jnp.concatenate(
+        [counts[:, jnp.array([TP, TN])].reshape(-1), counts[0, jnp.array([TP, FP])] + counts[0, jnp.array([FN, TN])]]
+    )
+    sums = _running(start, jnp.concatenate([right.reshape(n, -1), classes], axis=1).astype(jnp.int32), 1.0, valid)
+    tp, tn = sums[:, : 2 * grid : 2], sums[:, 1 : 2 * grid : 2]
+    positives, negatives = sums[:, -2:-1], sums[:, -1:]
+    cells = {TP: tp, FN: positives - tp, FP: negatives - tn, TN: tn}
+    return jnp.stack([cells[c] for c in range(4)], axis=-1)
 
 
 def _running(

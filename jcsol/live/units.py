@@ -319,12 +319,16 @@ def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes,
     return (scores if grid else None), served_score(chosen, scores, rule)
 
 
+def is_linear(learner: Learner) -> bool:
+    """Whether ``learner`` scores by ``w·x`` (:meth:`jcsol.base.Learner.score`), so that a sparse row is scored
+    at O(nnz) from the weights of its features."""
+    return type(learner).score is Learner.score
+
+
 def grid_scores(state, learner, rows, d):
     """``(n, G)`` scores of the rows under every configuration of one learner's grid (state leaves ``(G, …)``)."""
-    if isinstance(rows, tuple) and type(learner).score is Learner.score:  # linear: w·x at O(nnz) per row
-        w = jax.vmap(lambda learner, state: learner.weights(state))(learner, state)  # (G, d)
-        # each feature's weights over the grid, side by side (as the engine lays them out on the CPU)
-        return jnp.einsum("nk,nkg->ng", rows[1], w.T[rows[0]])
+    if isinstance(rows, tuple) and is_linear(learner):  # w·x at O(nnz) per row
+        return _sparse_dot(rows, _grid_weights(state, learner).T[rows[0]])
 
     def one(learner, state):
         if isinstance(rows, tuple):
@@ -333,3 +337,29 @@ def grid_scores(state, learner, rows, d):
         return learner.score(state, rows)
 
     return jax.vmap(one)(learner, state).T
+
+
+def served_linear_scores(states: tuple, learners: tuple, sizes: tuple, chosen, rows) -> jax.Array:
+    """``(n,)`` scores of sparse rows under one configuration, ``chosen`` in the learners' grids laid side by
+    side (their sizes ``sizes``), every learner linear: the weights of the rows' features are gathered for that
+    configuration alone, the same values :func:`grid_scores` gives in its column."""
+    served = None
+    start = 0
+    for state, learner, size in zip(states, learners, sizes):
+        own = jnp.clip(chosen - start, 0, size - 1)
+        scores = _sparse_dot(rows, _grid_weights(state, learner).T[rows[0], own][..., None])[:, 0]
+        served = scores if served is None else jnp.where(chosen >= start, scores, served)
+        start += size
+    assert served is not None
+    return served
+
+
+def _grid_weights(state, learner) -> jax.Array:
+    """``(G, d)``: every configuration's weight vector."""
+    return jax.vmap(lambda learner, state: learner.weights(state))(learner, state)
+
+
+def _sparse_dot(rows: tuple, weights: jax.Array) -> jax.Array:
+    """``(n, G)`` dot products of sparse rows ``(indices, values)`` ``(n, k)`` with their features' weights
+    ``(n, k, G)`` (each feature's weights over the grid side by side, as the engine lays them out on the CPU)."""
+    return jnp.einsum("nk,nkg->ng", rows[1], weights)
