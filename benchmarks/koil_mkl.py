@@ -11,6 +11,7 @@ ch. 4 (KOIL with multiple kernel learning, after Jin, Hoi, Yang, *Online multipl
     python benchmarks/koil_mkl.py --sets letter --fixed-C 4         # RS++, FIFO++, RS, FIFO (no compensation)
     python benchmarks/koil_mkl.py --sets shuttle --fixed-C 0.5 --dtype float64   # the same in float64
     python benchmarks/koil_mkl.py --sets shuttle --hindsight FIFO++ --decay      # the decayed variant over every C
+    python benchmarks/koil_mkl.py --code --sets sonar --json code.json   # as the authors' C++ code configures it
 
 Protocol (the thesis, §4.4, and the evaluation of its Table 3.3): the pool of 16 kernels of
 :func:`jcsol.algorithms.kernels.mkl_pool` (polynomial ``(xᵀx')^p``, ``p = 1, 2, 3``; Gaussian ``σ = 2^-6…2^6``),
@@ -48,6 +49,7 @@ import numpy as np
 from koil import SHARED, TOL, load, selection_rows  # benchmarks/ is on sys.path when run as a script
 
 import jcsol
+from jcsol.algorithms.kernels import mkl_pool
 from jcsol.algorithms.koil import KOILMKL
 from jcsol.files import atomic_write
 from jcsol.protocols import cv_splits, fold_auc, protocol_auc
@@ -77,8 +79,18 @@ DTYPE = "float32"  # --dtype
 DECAY = False  # --decay
 
 
+#: --code: the Gaussian widths of the authors' C++ code, exp(−γ‖a − b‖²) with γ = 2^-6…2^6, as σ = 1/√(2γ)
+CODE_POOL = mkl_pool(sigmas=tuple(float(np.sqrt(0.5 / 2.0**g)) for g in range(-6, 7)))
+CODE = False  # --code
+
+
 def learner_of(label: str) -> KOILMKL:
     policy, loss = COLUMNS[LABELS.index(label)]
+    if CODE:  # the authors' C++ code: γ widths, the weights' loss without C, 5 pairs a round, the decayed step
+        return KOILMKL(
+            eta=0.01, pool=CODE_POOL, budget_pos=100, budget_neg=100, k=5, policy=policy, loss=loss, decay=True,
+            penalized_weights=False,
+        )  # fmt: skip
     return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, decay=DECAY)
 
 
@@ -240,9 +252,15 @@ def main() -> None:
     parser.add_argument(
         "--decay", action="store_true", help="KOILMKL(decay=True): the single-kernel step's 1 - η factor (a variant)"
     )
+    parser.add_argument(
+        "--code",
+        action="store_true",
+        help="the configuration of the authors' C++ code: Gaussian widths γ = 2^-6…2^6, the kernel weights' loss "
+        "without C, k = 5, the decayed step",
+    )
     args = parser.parse_args()
-    global DTYPE, DECAY
-    DTYPE, DECAY = args.dtype, args.decay
+    global DTYPE, DECAY, CODE
+    DTYPE, DECAY, CODE = args.dtype, args.decay, args.code
     if DTYPE == "float64":
         jax.config.update("jax_enable_x64", True)
     if args.fixed_C is not None:

@@ -158,6 +158,7 @@ def koil_mkl(
     loss="hinge",
     combine="vote",
     decay=False,
+    penalized_weights=True,
     u=None,
 ):
     """KOIL-MKL (the KOIL thesis, Alg. 4): ``scores`` are ``F_t = Σ_l q_l sign(f_l(x_t))`` (``combine="vote"``) or
@@ -180,7 +181,7 @@ def koil_mkl(
                 _, pl = koil_round(
                     kernels[l], bufs[l], X[i], yt, u[t][l][1:], eta=eta, C=C, k=k, policy=policy, loss=loss, decay=decay
                 )
-                new_w[l] = w[l] * math.exp(-eta * C * pl)
+                new_w[l] = w[l] * math.exp(-eta * (C if penalized_weights else 1.0) * pl)
         w = new_w / new_w.max()
     return {
         "scores": np.asarray(scores),

@@ -394,7 +394,8 @@ class KOILMKL(Learner[KOILMKLState]):
         w_l \leftarrow w_l \exp(-\eta L_t(f_l)), \qquad L_t(f_l) = C \sum_{i \in V_t} \ell(f_l, z_t, z_i)
 
     with the loss of Eq. 3.4 / 3.14 without its regulariser, over the (at most ``k``) chosen pairs, evaluated
-    with ``f_l`` before its update. Prediction (``combine="vote"``, Alg. 4 as printed): ``F(x) = Σ_l q_l
+    with ``f_l`` before its update (``penalized_weights=False``: ``L_t`` without the factor ``C``, as the
+    authors' public C++ code weighs its kernels). Prediction (``combine="vote"``, Alg. 4 as printed): ``F(x) = Σ_l q_l
     sign(f_l(x))``, ``q = w / ‖w‖₁``; ``combine="sum"`` gives ``F(x) = Σ_l q_l f_l(x)``, the same classifiers
     and weights (training does not depend on it) with a score that ranks instead of voting. The online score and
     :meth:`score` both return ``F``. The vote takes few distinct values, and its ties cost AUC; the sum ranks
@@ -421,6 +422,9 @@ class KOILMKL(Learner[KOILMKLState]):
         decay: ``False`` (Alg. 4 as printed: Eq. 4.2 / 4.3, the step without the factor ``1 − η``) or ``True``
             (the single-kernel KOIL's decayed step, Eq. 3.10 / 3.18, in every kernel classifier): a variant to
             compare with, not the thesis's KOIL-MKL.
+        penalized_weights: ``True`` (Alg. 4 as printed: the weights' loss ``L_t`` carries ``C``) or ``False``
+            (``w_l ← w_l exp(−η Σ ℓ)``, the kernel weights' update of the authors' C++ code): a variant to
+            compare with.
 
     Reference: J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese University of Hong Kong,
     ch. 4, Alg. 4; after the online MKL framework of Jin, Hoi, Yang, *Online multiple kernel learning*, ALT 2010.
@@ -436,6 +440,7 @@ class KOILMKL(Learner[KOILMKLState]):
     loss: str = choice("hinge", *PAIR_LOSSES)
     combine: str = choice("vote", "vote", "sum")
     decay: bool = choice(False, False, True)
+    penalized_weights: bool = choice(True, True, False)
 
     weights_field = "alpha"
 
@@ -453,6 +458,7 @@ class KOILMKL(Learner[KOILMKLState]):
             + ("-smooth" if self.loss == "smooth" else "")
             + ("-sum" if self.combine == "sum" else "")
             + ("-decayed" if self.decay else "")
+            + ("" if self.penalized_weights else "-plain-weights")
         )
 
     @property
@@ -499,7 +505,8 @@ class KOILMKL(Learner[KOILMKLState]):
         buffers = out.buffers
         q = w / jnp.sum(w)
         score = jnp.sum(q * self._combined(out.score))
-        w = jnp.where(chosen, w * jnp.exp(-jnp.asarray(self.eta) * self.C * out.loss), w)
+        weights_loss = self.C * out.loss if self.penalized_weights else out.loss
+        w = jnp.where(chosen, w * jnp.exp(-jnp.asarray(self.eta) * weights_loss), w)
         w = (w / jnp.max(w)).astype(dtype)
         loss = jnp.sum(jnp.where(chosen, q * self.C * out.loss, 0.0))
         return KOILMKLState(**buffers._asdict(), w=w, key=data), StepInfo(score=score, loss=loss)
