@@ -227,37 +227,25 @@ def test_mkl_sum_of_scores_matches_reference(stream, mkl_run):
     assert learner.name == "KOIL-MKL-RS++-sum"
 
 
-def test_mkl_decayed_variant_matches_reference(stream, mkl_run):
-    """``decay=True``: every kernel classifier takes the single-kernel KOIL's decayed step."""
+@pytest.mark.parametrize(
+    "option, name",
+    [({"decay": True}, "KOIL-MKL-RS++-decayed"), ({"penalized_weights": False}, "KOIL-MKL-RS++-plain-weights")],
+)
+def test_mkl_variants_match_reference(stream, mkl_run, option, name):
+    """``decay=True``: every kernel classifier takes the single-kernel KOIL's decayed step.
+    ``penalized_weights=False``: the kernel weights fall by ``exp(−η Σ ℓ)``, without ``C`` (the authors' C++
+    code)."""
     X, y = stream
-    voting, order, key, _, undecayed = mkl_run
-    learner = voting.replace(decay=True)
+    printed, order, key, printed_state, printed_scores = mkl_run
+    learner = printed.replace(**option)
     state, scores, _ = run_steps(learner, X, y, order, key)
     u = uniforms(key, len(order), learner.draw_shape)
     kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
-    out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, decay=True, u=u)
+    out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, u=u, **option)
     close(scores, out["scores"], 1.0)
     close(state.w, out["w"], 1.0)
-    assert not np.allclose(scores, undecayed)
-    assert learner.name == "KOIL-MKL-RS++-decayed"
-
-
-def test_mkl_weights_without_C_match_reference(stream, mkl_run):
-    """``penalized_weights=False``: the kernel weights fall by ``exp(−η Σ ℓ)``, without ``C`` (the authors' C++
-    code); the kernel classifiers learn as before, so at C = 2 the weights fall more slowly."""
-    X, y = stream
-    voting, order, key, penalized_state, _ = mkl_run
-    learner = voting.replace(penalized_weights=False)
-    state, scores, _ = run_steps(learner, X, y, order, key)
-    u = uniforms(key, len(order), learner.draw_shape)
-    kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
-    out = ref.koil_mkl(
-        X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, penalized_weights=False, u=u
-    )
-    close(scores, out["scores"], 1.0)
-    close(state.w, out["w"], 1.0)
-    assert np.min(state.w) > np.min(penalized_state.w)
-    assert learner.name == "KOIL-MKL-RS++-plain-weights"
+    assert not np.allclose(scores, printed_scores) and not np.allclose(state.w, printed_state.w)
+    assert learner.name == name
 
 
 @pytest.mark.slow  # a grid of 16 kernels against 16 runs; test_mkl_matches_reference checks the learner by default
