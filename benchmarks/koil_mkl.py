@@ -85,13 +85,16 @@ CODE = False  # --code
 
 
 def learner_of(label: str) -> KOILMKL:
-    policy, loss = COLUMNS[LABELS.index(label)]
+    return configured(*COLUMNS[LABELS.index(label)])
+
+
+def configured(policy: str, loss: str, **given) -> KOILMKL:
+    """KOIL-MKL with the protocol's settings (η = 0.01, budgets 100), as ``--decay`` or ``--code`` asks."""
     if CODE:  # the authors' C++ code: γ widths, the weights' loss without C, 5 pairs a round, the decayed step
-        return KOILMKL(
-            eta=0.01, pool=CODE_POOL, budget_pos=100, budget_neg=100, k=5, policy=policy, loss=loss, decay=True,
-            penalized_weights=False,
-        )  # fmt: skip
-    return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, decay=DECAY)
+        options = dict(pool=CODE_POOL, k=5, decay=True, penalized_weights=False)
+    else:
+        options = dict(k=10, decay=DECAY)
+    return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, policy=policy, loss=loss, **options, **given)
 
 
 def aucs(learner: KOILMKL, X, y, splits, seed: int) -> tuple[dict[str, np.ndarray], dict[str, float], Any]:
@@ -163,11 +166,11 @@ def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
     """Each buffer policy at one C: AUC under both readings, the largest |α| and the smallest kernel weight."""
     X, y, splits = outer(name, args)
     for policy in policies:
-        learner = KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, k=10, policy=policy, loss=loss, C=C, decay=DECAY)
+        learner = configured(policy, loss, C=C)
         by_reading, _, states = aucs(learner, X, y, splits, args.seed)
         w = np.asarray(states.w)
         print(
-            f"{name} {policy} {loss} C = {C:g} ({DTYPE}{', decayed' if DECAY else ''}): vote "
+            f"{name} {policy} {loss} C = {C:g} ({DTYPE}{', decayed' if DECAY else ''}{', code' if CODE else ''}): vote "
             f"{by_reading['vote'].mean():.3f}, sum "
             f"{by_reading['sum'].mean():.3f}; largest |α| {np.abs(np.asarray(states.alpha)).max():.4g}, smallest "
             f"kernel weight {w.min():.3g} (non-zero {w[w > 0].min():.3g}); kernels at weight 0: "

@@ -329,7 +329,8 @@ def compare(name: str, learner, X, y, repeats: int, events: int) -> dict:
     sweep: dict[int, float | None] = {b: (0.0 if 2 * b <= len(y) else None) for b in SWEEP}  # None: too short
     for _ in range(repeats):
         own = live_pass(learner, X, y, BATCH)
-        best["jcsol"], first = max(best["jcsol"], own["rate"]), first + [own["first"]]
+        best["jcsol"] = max(best["jcsol"], own["rate"])
+        first.append(own["first"])
         best["river"] = max(best["river"], river_pass(data, BATCH)["rate"])
         best["jcsol_sized"] = max(best["jcsol_sized"], live_pass(learner, X, y, BATCH, (BATCH,))["rate"])
         best["engine"] = max(best["engine"], engine_pass(learner, X, y))

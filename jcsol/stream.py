@@ -86,7 +86,7 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
 FEW_ENTRIES = 64
 
 
-def _few_entries_pass(indices: np.ndarray, values: np.ndarray, n_features: int, columns_once: bool = True) -> bool:
+def _few_entries_pass(indices: np.ndarray, values: np.ndarray, n_features: int, columns_once: bool) -> bool:
     """Whether a few sparse rows pass every check (indices in range, finite values, and with ``columns_once``
     no column twice with non-zero values); ``False`` leaves the message to the checks made with NumPy."""
     flat_i, flat_v = indices.ravel().tolist(), values.ravel().tolist()

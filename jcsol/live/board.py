@@ -148,16 +148,14 @@ def advance_board(
     one_hot = jnp.arange(4)
     log_weights = board.log_weights
     counts_each = _running_counts(board.counts, positive, scores < 0, valid)  # (B, G, 4) after each event
-    first = counts_each[:, 0]  # every configuration sees every class
-    seen = jnp.stack([first[:, TP] + first[:, FN], first[:, FP] + first[:, TN]], axis=1)  # (B, 2)
-    if gamma < 1:
+    if gamma < 1:  # the discounted counts, below (γ = 1: the counts themselves, at the end)
         hits = ((2 * (~positive)[:, None] + (scores < 0))[..., None] == one_hot) & valid[:, None, None]
         hits = hits.astype(dtype)  # (B, G, 4)
-    recent = board.recent  # γ < 1: the discounted counts, below; γ = 1: the counts themselves, at the end
     if selection.rule == "hedge":
         if gamma < 1:
             recent = _running(board.recent, hits, gamma, valid, every=False)
-        seen_pos, seen_neg = seen[:, :1], seen[:, 1:]
+        first = counts_each[:, :1]  # (B, 1, 4): every configuration sees every class
+        seen_pos, seen_neg = first[..., TP] + first[..., FN], first[..., FP] + first[..., TN]  # (B, 1)
         rho = objective.weight(positive[:, None], seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
         loss = jnp.where(wrong, jnp.where(positive[:, None], rho, 1.0) / (1.0 + rho), 0.0)
