@@ -1,4 +1,5 @@
-"""XLA's CPU compiler options that ``import jcsol`` sets: each scan compiled as one kernel, without FMA.
+"""XLA's CPU compiler options that ``import jcsol`` sets: each scan compiled as one kernel, without FMA, and no
+dot handed to YNNPACK.
 
 XLA compiles a loop for the CPU, by default, as a sequence of small kernels ("thunks"), each called once per
 round: about 20 for one round of a learner's step over a grid, about 1 µs a round spent calling them rather
@@ -21,8 +22,18 @@ run and a live learner give the bits of one scan would break. So the same import
 (``xla_cpu_max_isa=AVX``: no FMA instructions), which makes every round compute the same bits wherever it is
 compiled. Both options are set together, only on x86-64 (elsewhere there is no instruction set without FMA to
 choose, and XLA's defaults are kept), only while JAX has not started (XLA reads ``XLA_FLAGS`` once), and only
-when ``XLA_FLAGS`` names neither option. ``JCSOL_XLA_CPU=default`` in the environment keeps XLA's defaults.
-They concern XLA's CPU code only: GPU and TPU programs are unaffected.
+when ``XLA_FLAGS`` names neither option.
+
+From jaxlib 0.8.1 on, XLA can hand a dot outside a loop (a batch's scores, say) to YNNPACK, a library of
+hand-written kernels that chooses its kernel and how to split the work when it runs. The scores of the same
+weights then came out in other bits in one process of two devices than in two processes of one device each
+(jaxlib 0.10.2), and jcsol's promise that a job over several processes gives the bits of one process would
+break. So the same import turns these fusions off (``xla_cpu_experimental_ynn_fusion_type`` set to no type), on
+every CPU, when the installed jaxlib knows the option (0.8.1 and later; 0.8.0 stops on a flag it does not know)
+and ``XLA_FLAGS`` does not name it; XLA's own code then computes those dots.
+
+The options are set only while JAX has not started; ``JCSOL_XLA_CPU=default`` in the environment keeps XLA's
+defaults for all of them. They concern XLA's CPU code only: GPU and TPU programs are unaffected.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+from importlib import metadata
 
 from .devices import _backends_started
 
@@ -37,6 +49,9 @@ ENV = "JCSOL_XLA_CPU"
 LOOP_KERNELS = "xla_cpu_small_while_loop_byte_threshold"
 NO_FMA = "--xla_cpu_max_isa=AVX"
 _EXTRA = "--xla_backend_extra_options"
+LIBRARY_FUSIONS = "xla_cpu_experimental_ynn_fusion_type"
+NO_LIBRARY_FUSIONS = f"--{LIBRARY_FUSIONS}="
+_FIRST_WITH_LIBRARY_FUSIONS = (0, 8, 1)  # the first jaxlib whose XLA knows the option
 _X86 = ("x86_64", "amd64", "x86", "i686")
 
 loop_kernels = False  # whether this process's XLA compiles every loop as one kernel: set by ``import jcsol``
@@ -62,26 +77,39 @@ def asks_for_loop_kernels(flags: str) -> bool:
 
 
 def configure_on_import() -> None:
-    """Adds both options to ``XLA_FLAGS`` when this module's rules allow, and records in :data:`loop_kernels`
+    """Adds the options to ``XLA_FLAGS`` that this module's rules allow, and records in :data:`loop_kernels`
     whether XLA will compile loops as one kernel (by this setting, or by the same one made by hand)."""
     global loop_kernels
     add_flags(os.environ, started=_backends_started())
     loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
 
 
-def add_flags(environ, machine: str | None = None, started: bool = False) -> bool:
-    """Sets both options in ``environ["XLA_FLAGS"]`` when this module's rules allow; returns whether it did."""
+def add_flags(environ, machine: str | None = None, started: bool = False, jaxlib_version: str | None = None) -> bool:
+    """Sets the options in ``environ["XLA_FLAGS"]`` that this module's rules allow (``machine`` and
+    ``jaxlib_version`` default to this machine's and the installed jaxlib's); returns whether it set any."""
     choice = environ.get(ENV, "").strip().lower()
     if choice not in ("", "default"):
         raise ValueError(f"{ENV} must be 'default' or unset, got {environ[ENV]!r}")
-    flags = environ.get("XLA_FLAGS", "")
-    if (
-        choice == "default"
-        or started
-        or (machine if machine is not None else platform.machine()).lower() not in _X86
-        or LOOP_KERNELS in flags
-        or "xla_cpu_max_isa" in flags
-    ):
+    if choice == "default" or started:
         return False
-    environ["XLA_FLAGS"] = flags_with_loop_kernels(flags)
+    flags = before = environ.get("XLA_FLAGS", "")
+    x86 = (machine if machine is not None else platform.machine()).lower() in _X86
+    if x86 and LOOP_KERNELS not in flags and "xla_cpu_max_isa" not in flags:
+        flags = flags_with_loop_kernels(flags)
+    if LIBRARY_FUSIONS not in flags and _knows_library_fusions(jaxlib_version):
+        flags = f"{NO_LIBRARY_FUSIONS} {flags}".strip()
+    if flags == before:
+        return False
+    environ["XLA_FLAGS"] = flags
     return True
+
+
+def _knows_library_fusions(jaxlib_version: str | None) -> bool:
+    """Whether XLA in jaxlib ``jaxlib_version`` (the installed one when ``None``) reads the fusions option."""
+    if jaxlib_version is None:
+        try:
+            jaxlib_version = metadata.version("jaxlib")
+        except metadata.PackageNotFoundError:
+            return False
+    numbers = tuple(int(n) for n in re.findall(r"\d+", jaxlib_version)[:3])
+    return numbers >= _FIRST_WITH_LIBRARY_FUSIONS

@@ -1,4 +1,5 @@
-"""XLA's CPU options set on import (each scan one kernel, no FMA), and the scatter-free sparse writes they need."""
+"""XLA's CPU options set on import (each scan one kernel, no FMA, no YNNPACK fusions), and the scatter-free sparse
+writes they need."""
 
 import os
 import platform
@@ -13,6 +14,7 @@ import pytest
 from jcsol import linalg, xla_cpu
 
 OPTION = f"xla_cpu_small_while_loop_byte_threshold={2**63 - 1}"
+NO_YNN = "--xla_cpu_experimental_ynn_fusion_type="
 
 
 @pytest.mark.parametrize(
@@ -45,14 +47,33 @@ def test_flags_are_added_to_what_is_there(flags, expected):
 )
 def test_flags_are_left_alone_when_someone_chose_or_it_is_too_late(environ, machine, started):
     before = dict(environ)
-    assert not xla_cpu.add_flags(environ, machine=machine, started=started)
+    assert not xla_cpu.add_flags(environ, machine=machine, started=started, jaxlib_version="0.8.0")
     assert environ == before
 
 
-def test_flags_are_set_on_x86_when_free():
+@pytest.mark.parametrize("jaxlib_version, ynn", [("0.8.0", False), ("0.8.1", True), ("0.10.2", True)])
+def test_flags_are_set_on_x86_when_free(jaxlib_version, ynn):
     environ = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
-    assert xla_cpu.add_flags(environ, machine="x86_64", started=False)
+    assert xla_cpu.add_flags(environ, machine="x86_64", started=False, jaxlib_version=jaxlib_version)
     assert OPTION in environ["XLA_FLAGS"] and "--xla_cpu_max_isa=AVX" in environ["XLA_FLAGS"]
+    assert (NO_YNN in environ["XLA_FLAGS"].split()) is ynn
+
+
+@pytest.mark.parametrize(
+    "environ, jaxlib_version, expected",
+    [
+        ({}, "0.8.0", None),  # XLA would stop on a flag it does not know
+        ({}, "0.8.1", NO_YNN),
+        ({}, "0.9.0.1", NO_YNN),
+        ({"XLA_FLAGS": "--xla_dump_to=/tmp/x"}, "0.10.2", f"{NO_YNN} --xla_dump_to=/tmp/x"),
+        ({"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type=dot"}, "0.10.2", None),  # chosen by hand
+        ({"JCSOL_XLA_CPU": "default"}, "0.10.2", None),
+    ],
+)
+def test_ynnpack_fusions_are_turned_off_on_every_machine_where_xla_knows_the_option(environ, jaxlib_version, expected):
+    before = dict(environ)
+    assert xla_cpu.add_flags(environ, machine="aarch64", jaxlib_version=jaxlib_version) is (expected is not None)
+    assert environ == (before if expected is None else before | {"XLA_FLAGS": expected})
 
 
 @pytest.mark.parametrize(
@@ -96,6 +117,19 @@ def test_import_compiles_a_sparse_scan_as_one_kernel(setting, expected):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(expected), done.stdout
+
+
+def test_import_leaves_a_dot_to_xlas_own_code():
+    # YNNPACK's dot gave one process of two devices other bits than two processes of one (jaxlib 0.10.2)
+    program = (
+        "import jcsol, jax, jax.numpy as jnp\n"
+        "f = jax.jit(lambda x, w: x @ w)\n"
+        "print(f.lower(jnp.ones((16, 24)), jnp.ones((24, 8))).compile().as_text())"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JCSOL_XLA_CPU")}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert " dot(" in done.stdout and "ynn_fusion" not in done.stdout, done.stdout
 
 
 def _nested(add, w, indices, values):
