@@ -108,14 +108,21 @@ def _check_unique_columns(indices: np.ndarray, values: np.ndarray) -> None:
     k = indices.shape[1]
     if k < 2:
         return
-    # indices lie in [0, n_features), n_features < 2**31: int32 keys, padding made distinct negative ones
-    key = np.where(values != 0, indices.astype(np.int32, copy=False), -1 - np.arange(k, dtype=np.int32))
+    indices = indices.astype(np.int32, copy=False)  # in [0, n_features), n_features < 2**31
+    ordered = np.sort(indices, axis=1).ravel()  # compared flat: NumPy is slow on short strided rows
+    same = ordered[1:] == ordered[:-1]
+    same[k - 1 :: k] = False  # the last entry of a row against the next row's first
+    if not same.any():
+        return  # no index twice, whatever the values (the common case: one sort)
+    rows = np.unique(np.flatnonzero(same) // k)  # the rows naming an index twice; their padding (value 0)
+    # made distinct negative keys
+    key = np.where(values[rows] != 0, indices[rows], -1 - np.arange(k, dtype=np.int32))
     key.sort(axis=1)
     repeated = (key[:, 1:] == key[:, :-1]) & (key[:, 1:] >= 0)
     if repeated.any():
         row, at = np.argwhere(repeated)[0]
         raise ValueError(
-            f"SparseRows: row {int(row)} holds column {int(key[row, at])} twice with non-zero values; "
+            f"SparseRows: row {int(rows[row])} holds column {int(key[row, at])} twice with non-zero values; "
             "merge them (add the values) first"
         )
 

@@ -287,7 +287,7 @@ class Live:
         if self._units is not None:
             assert self._buffers is not None
             return jax.tree.map(np.asarray, self._buffers[1])  # the same on every device and process
-        return _unpack(self._buffers, layout=self._layout)[1]
+        return _unpack_board(self._buffers, layout=self._layout)
 
     @property
     def states(self):
@@ -734,11 +734,22 @@ def _pack(tree, *, layout: _Layout) -> tuple:
 
 @functools.partial(jax.jit, static_argnames="layout")
 def _unpack(buffers: tuple, *, layout: _Layout):
-    leaves = [
+    return jax.tree.unflatten(layout.treedef, _leaves(buffers, layout, layout.slots))
+
+
+@functools.partial(jax.jit, static_argnames="layout")
+def _unpack_board(buffers: tuple, *, layout: _Layout) -> Board:
+    """The board alone of the held buffers: the carries' large vectors go unread (an argument a jitted function
+    does not use is not passed), where :func:`_unpack` would copy them out of their layout on every call."""
+    _, board_def = layout.treedef.children()
+    return jax.tree.unflatten(board_def, _leaves(buffers, layout, layout.slots[-board_def.num_leaves :]))
+
+
+def _leaves(buffers: tuple, layout: _Layout, slots) -> list:
+    return [
         buffers[at] if layout.buffers[at] is None else buffers[at][offset : offset + int(np.prod(shape))].reshape(shape)
-        for at, offset, shape in layout.slots
+        for at, offset, shape in slots
     ]
-    return jax.tree.unflatten(layout.treedef, leaves)
 
 
 def _compiled(key, lower):
