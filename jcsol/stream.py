@@ -114,8 +114,8 @@ def _check_unique_columns(indices: np.ndarray, values: np.ndarray) -> None:
     same[k - 1 :: k] = False  # the last entry of a row against the next row's first
     if not same.any():
         return  # no index twice, whatever the values (the common case: one sort)
-    rows = np.unique(np.flatnonzero(same) // k)  # the rows naming an index twice; their padding (value 0)
-    # made distinct negative keys
+    rows = np.unique(np.flatnonzero(same) // k)  # the rows naming an index twice
+    # their entries as keys, padding (value 0) made distinct negative ones
     key = np.where(values[rows] != 0, indices[rows], -1 - np.arange(k, dtype=np.int32))
     key.sort(axis=1)
     repeated = (key[:, 1:] == key[:, :-1]) & (key[:, 1:] >= 0)
