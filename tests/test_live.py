@@ -13,7 +13,6 @@ from archives import damaged_archives
 
 import jcsol
 from jcsol.live import Live, LiveFileError
-from jcsol.live.board import Board
 
 LAPLACE = jcsol.Sum(rho="laplace")
 
@@ -142,30 +141,37 @@ def test_state_layout_follows_the_kind_of_rows(blocks):
         np.testing.assert_allclose(a, np.asarray(b)[:, 0], rtol=1e-5, atol=1e-6)
 
 
-def test_the_board_is_read_without_the_states(monkeypatch):
-    """Reading the board (``served``, ``leaderboard()``) passes the board's buffers alone to its call: the
-    states' vectors, configurations-minor over sparse rows, are neither read nor copied out of their layout."""
+def test_the_board_and_the_counts_are_read_without_the_states(monkeypatch):
+    """Reading the board (``served``, ``leaderboard()``) or the engine's counts passes the buffers holding them
+    alone to its call: the states' vectors, configurations-minor over sparse rows, are neither read nor copied
+    out of their layout."""
     from jcsol.live import learner as learner_module
-    from jcsol.live.learner import _unpack, _unpack_board
+    from jcsol.live.learner import _kept, _unpack
 
     X, y = sparse_stream(d=5000)
     live = Live(jcsol.ACOG(eta=np.array([0.1, 1.0, 3.0, 10.0]), diagonal=True))
     live.learn(X, y)
-    layout = live._layout
-    boards = {at for at, _, _ in layout.slots[-len(Board._fields) :]}
-    assert len(boards) < len(live._buffers)
-    main = next(
-        line for line in _unpack_board.lower(live._buffers, layout=layout).as_text().splitlines() if "@main" in line
-    )
-    assert main.count("%arg") == len(boards), main
-    for got, expected in zip(live.board, _unpack(live._buffers, layout=layout)[1], strict=True):
+    layout, whole = live._layout, _unpack(live._buffers, layout=live._layout)
+    vectors = [i for i, b in enumerate(live._buffers) if b.shape[-1] == X.n_features]
+    assert vectors
+    calls = []
+
+    def partial(buffers, *, layout, keep=None):
+        assert keep is not None, "the whole buffers unpacked"
+        main = next(
+            line for line in _unpack.lower(buffers, layout=layout, keep=keep).as_text().splitlines() if "@main" in line
+        )
+        held = {at for (at, _, _), k in zip(layout.slots, keep) if k}
+        assert main.count("%arg") == len(held) and not held & set(vectors), main
+        calls.append(keep)
+        return _unpack(buffers, layout=layout, keep=keep)
+
+    monkeypatch.setattr(learner_module, "_unpack", partial)
+    for got, expected in zip(live.board, whole[1], strict=True):
         np.testing.assert_array_equal(got, expected)
-
-    def whole(*args, **kwargs):
-        raise AssertionError("the whole buffers unpacked to read the board")
-
-    monkeypatch.setattr(learner_module, "_unpack", whole)
+    np.testing.assert_array_equal(live.counts, np.asarray(whole[0][0].counts[0]))
     assert live.served in range(4) and live.leaderboard().served_sum >= 0
+    assert calls[0] == _kept(layout, "board") and set(calls) == {_kept(layout, "board"), _kept(layout, "counts")}
 
 
 COMPILED: list[str] = []  # the backend compilations since a test last cleared it

@@ -287,7 +287,8 @@ class Live:
         if self._units is not None:
             assert self._buffers is not None
             return jax.tree.map(np.asarray, self._buffers[1])  # the same on every device and process
-        return _unpack_board(self._buffers, layout=self._layout)
+        assert self._layout is not None
+        return _unpack(self._buffers, layout=self._layout, keep=_kept(self._layout, "board"))[1]
 
     @property
     def states(self):
@@ -302,7 +303,12 @@ class Live:
     def counts(self) -> np.ndarray:
         """The engine's confusion counts of each configuration's pre-update predictions during ``learn``."""
         self._require_started()
-        counts = np.concatenate([np.asarray(c.counts[0]) for c in self.carry])
+        if self._units is not None:
+            carries = self.carry
+        else:
+            assert self._layout is not None
+            carries = _unpack(self._buffers, layout=self._layout, keep=_kept(self._layout, "counts"))[0]
+        counts = np.concatenate([np.asarray(c.counts[0]) for c in carries])
         return counts.reshape(self.grid_shape + (4,))
 
     @property
@@ -732,24 +738,32 @@ def _pack(tree, *, layout: _Layout) -> tuple:
     return tuple(p[0] if b is None else jnp.concatenate(p) for p, b in zip(parts, layout.buffers))
 
 
-@functools.partial(jax.jit, static_argnames="layout")
-def _unpack(buffers: tuple, *, layout: _Layout):
-    return jax.tree.unflatten(layout.treedef, _leaves(buffers, layout, layout.slots))
+@functools.partial(jax.jit, static_argnames=("layout", "keep"))
+def _unpack(buffers: tuple, *, layout: _Layout, keep: tuple[bool, ...] | None = None):
+    """``(carries, board)`` of the held buffers; with ``keep`` (a flag per leaf), the leaves not kept are ``None``
+    and the buffers that hold none of the kept ones go unread (an argument a jitted function does not use is not
+    passed): reading the board or the counts copies no state vector out of its layout."""
+    kept = (True,) * len(layout.slots) if keep is None else keep
+    leaves = [_leaf(buffers, layout, slot) if k else None for slot, k in zip(layout.slots, kept, strict=True)]
+    return jax.tree.unflatten(layout.treedef, leaves)
 
 
-@functools.partial(jax.jit, static_argnames="layout")
-def _unpack_board(buffers: tuple, *, layout: _Layout) -> Board:
-    """The board alone of the held buffers: the carries' large vectors go unread (an argument a jitted function
-    does not use is not passed), where :func:`_unpack` would copy them out of their layout on every call."""
-    _, board_def = layout.treedef.children()
-    return jax.tree.unflatten(board_def, _leaves(buffers, layout, layout.slots[-board_def.num_leaves :]))
+def _leaf(buffers: tuple, layout: _Layout, slot: tuple[int, int, tuple[int, ...]]):
+    at, offset, shape = slot
+    if layout.buffers[at] is None:
+        return buffers[at]
+    return buffers[at][offset : offset + int(np.prod(shape))].reshape(shape)
 
 
-def _leaves(buffers: tuple, layout: _Layout, slots) -> list:
-    return [
-        buffers[at] if layout.buffers[at] is None else buffers[at][offset : offset + int(np.prod(shape))].reshape(shape)
-        for at, offset, shape in slots
-    ]
+@functools.lru_cache(maxsize=64)
+def _kept(layout: _Layout, part: str) -> tuple[bool, ...]:
+    """:func:`_unpack`'s ``keep`` for one part of ``(carries, board)``: ``"board"``, or the engine's ``"counts"``."""
+    carries, board = jax.tree.unflatten(layout.treedef, [False] * layout.treedef.num_leaves)
+    if part == "board":
+        board = jax.tree.map(lambda _: True, board)
+    else:
+        carries = tuple(c._replace(counts=True) for c in carries)
+    return tuple(jax.tree.leaves((carries, board)))
 
 
 def _compiled(key, lower):
