@@ -41,7 +41,8 @@ from __future__ import annotations
 import os
 import platform
 import re
-from importlib import metadata
+
+import jaxlib.version  # imported with JAX already (reading it starts nothing)
 
 from .devices import _backends_started
 
@@ -107,9 +108,6 @@ def add_flags(environ, machine: str | None = None, started: bool = False, jaxlib
 def _knows_library_fusions(jaxlib_version: str | None) -> bool:
     """Whether XLA in jaxlib ``jaxlib_version`` (the installed one when ``None``) reads the fusions option."""
     if jaxlib_version is None:
-        try:
-            jaxlib_version = metadata.version("jaxlib")
-        except metadata.PackageNotFoundError:
-            return False
+        jaxlib_version = jaxlib.version.__version__
     numbers = tuple(int(n) for n in re.findall(r"\d+", jaxlib_version)[:3])
     return numbers >= _FIRST_WITH_LIBRARY_FUSIONS
