@@ -173,6 +173,22 @@ def test_auc_counts_ties_half_and_ignores_masked_entries():
     np.testing.assert_allclose(vm, [brute_auc(b, y) for b in batch], atol=1e-6)
 
 
+def test_auc_of_more_pairs_than_an_int32_counts():
+    """100,000 positives and as many negatives: twice the count of ordered pairs is about 10**10, past 2**31;
+    the AUC is still scikit-learn's."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(5)
+    y = np.repeat([1, -1], 100_000)
+    s = np.round(0.4 * y + rng.normal(size=y.size), 2).astype(np.float32)  # ties too
+    mask = rng.random(y.size) < 0.9
+    expected = roc_auc_score(y[mask], s[mask])
+    assert 0.65 < expected < 0.75
+    assert abs(float(jax.jit(auc)(s, y, mask)) - expected) < 1e-6
+    two = jax.jit(jax.vmap(auc, in_axes=(0, None)))(np.stack([s, -s]), y)
+    np.testing.assert_allclose(two, [roc_auc_score(y, s), roc_auc_score(y, -s)], atol=1e-6)
+
+
 def test_protocol_is_one_run_and_scores_each_runs_own_test_fold():
     """``protocol_auc`` on a σ grid equals, run by run, a single-stream run scored on that run's test fold.
 
