@@ -318,7 +318,7 @@ def test_board_follows_its_rules(stream, rule, gamma):
         np.testing.assert_allclose(np.asarray(batched.board.recent), recent, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(batched.leaderboard().auc, board.auc, rtol=1e-6)
         assert int(batched.board.served) == int(live.board.served)
-        assert int(batched.board.seen) == len(y)
+        assert batched.events == len(y) and int(batched.board.slot) == len(y) % 64
         if rule == "hedge":
             np.testing.assert_allclose(np.asarray(batched.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
     if rule == "ftl":
@@ -518,6 +518,53 @@ def test_saved_learner_continues_bit_identically(stream, tmp_path):
     for a, b in zip(jax.tree.leaves((whole.carry, whole.board)), jax.tree.leaves((resumed.carry, resumed.board))):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert resumed.selection == whole.selection and resumed.batch_sizes == (8,)
+    assert resumed.events == whole.events == len(y)
+
+
+def test_counts_are_halved_before_an_int32_wraps(stream):
+    """A learner whose counts reach 2**30 events halves them — the board's, the served stream's and the engine's
+    — where int32 counts would wrap at 2**31; it learns on, and its events stay exact. Fixed costs: ``ρ`` does
+    not depend on the counts, so a twin without the inflated counts learns the same states and the same
+    configurations' hits (not the same served ones: FTL's measures move by 1/60 an event there, by 2**-30 here).
+    """
+    X, y = stream
+    learner, cost = jcsol.ACOG(eta=jcsol.decades()), jcsol.Cost(c_p=0.8, c_n=0.2)
+    live, twin = Live(learner, cost), Live(learner, cost)
+    for each in (live, twin):
+        each.learn(X[:60], y[:60])
+    scale = (2**30 - 4) // 60  # every configuration's counts sum to 60·scale, 4 short of 2**30
+    board, engine = twin.board, twin.counts
+    live._hold(
+        tuple(c._replace(counts=c.counts * scale) for c in twin.carry),
+        board._replace(counts=board.counts * scale, served_counts=board.served_counts * scale),
+    )
+
+    def hits(a, b):  # what each configuration counts over X[a:b], on the board and in the engine
+        before = np.asarray(twin.board.counts), twin.counts
+        twin.learn(X[a:b], y[a:b])
+        return np.asarray(twin.board.counts) - before[0], twin.counts - before[1]
+
+    def halved(c):  # TP, TN and the class totals halved, rounded down; FN and FP what the totals leave
+        tp, fn, fp, tn = np.moveaxis(c, -1, 0)
+        return np.stack([tp // 2, (tp + fn) // 2 - tp // 2, (fp + tn) // 2 - tn // 2, tn // 2], axis=-1)
+
+    on_board, in_engine = hits(60, 80)
+    live.learn(X[60:80], y[60:80])  # 2**30 + 16 events a configuration: halved
+    np.testing.assert_array_equal(live.board.counts, halved(np.asarray(board.counts) * scale + on_board))
+    np.testing.assert_array_equal(live.counts, halved(engine * scale + in_engine))
+    served = np.asarray(live.board.served_counts)
+    classes = live.board.counts[:, :2].sum(-1), live.board.counts[:, 2:].sum(-1)  # every configuration's the same
+    assert served.min() >= 0 and [served[:2].sum(), served[2:].sum()] == [classes[0][0], classes[1][0]]
+    assert np.ptp(classes[0]) == np.ptp(classes[1]) == 0 and classes[0][0] + classes[1][0] == 2**29 + 8
+    assert live.events == 80 and int(live.board.slot) == 80
+    halved = np.asarray(live.board.counts), live.counts
+    on_board, in_engine = hits(80, 120)
+    live.learn(X[80:120], y[80:120])  # 2**29 + 48 events: counted as they come
+    np.testing.assert_array_equal(live.board.counts, halved[0] + on_board)
+    np.testing.assert_array_equal(live.counts, halved[1] + in_engine)
+    np.testing.assert_array_equal(live.states.mu, twin.states.mu)
+    lb = live.leaderboard()
+    assert lb.events == 120 and lb.counts.min() >= 0 and np.all((lb.sum > 0.3) & (lb.sum <= 1))
 
 
 def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):

@@ -31,7 +31,7 @@ WORKER = textwrap.dedent("""
     ]
     if job.get("resume"):
         live = Live.load(job["path"], learner)
-        first = saves[int(live.board.seen)]
+        first = saves[live.events]
     else:
         live = Live(learner, select=job.get("select", "ftl"), grid_blocks=job["blocks"], batch_sizes=(16,),
                     key=job.get("key", 0) + process * job.get("key_step", 0))
@@ -52,7 +52,7 @@ WORKER = textwrap.dedent("""
             if job.get("die_after_save") == [process, generation]:
                 os.kill(os.getpid(), signal.SIGKILL)
     board = live.leaderboard()
-    arrays = {"scores": live.scores(X[224:240]), "served": live.predict(X[224:240]), "events": live.board.seen,
+    arrays = {"scores": live.scores(X[224:240]), "served": live.predict(X[224:240]), "events": live.events,
               "sum": board.sum, "auc": board.auc, "leader": np.asarray(board.served)}
     arrays.update({f"carry_{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(live.carry))})
     arrays.update({f"board_{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(live.board))})

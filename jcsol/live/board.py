@@ -3,7 +3,11 @@
 Every configuration of the grid is measured *progressively*: each event counts the prediction that
 configuration made before learning from it. The board keeps, per configuration,
 
-* ``counts``: the exact confusion counts ``(tp, fn, fp, tn)`` since the start;
+* ``counts``: the exact confusion counts ``(tp, fn, fp, tn)`` since the start — until a configuration has
+  counted ``HALVE_AT`` (2**30) events: int32 counts would wrap at 2**31, so the counts are then halved
+  (rounded down), and so every 2**29 events after (:func:`halve_full`). A measure, a ratio of counts, moves by
+  about one over its class's count when they are halved: by less than 10**-6 once a class has a million
+  events;
 * ``recent``: the same counts discounted by a forgetting factor ``γ`` at every event
   (``recent ← γ·recent + e_t``), for drifting streams; with ``γ = 1`` they are ``counts`` itself, and FTL
   measures the exact integer counts (float counts would stop growing at 2**24 events of one cell);
@@ -76,7 +80,7 @@ class Board(NamedTuple):
     log_weights: jax.Array  # (G,) float, Hedge's
     window_scores: jax.Array  # (G, R) float
     window_labels: jax.Array  # (R,) int8, 0 where the slot is still empty
-    seen: jax.Array  # () int32, events counted
+    slot: jax.Array  # () int32, the window's slot of the next event (the events counted, modulo R)
 
 
 def init_board(n_grid: int, selection: Selection, dtype) -> Board:
@@ -186,20 +190,20 @@ def advance_board(
     window = selection.window
     if length is None:
         kept = min(n, window)
-        slots = (board.seen + (n - kept) + jnp.arange(kept)) % window
+        slots = (board.slot + (n - kept) + jnp.arange(kept)) % window
         window_scores = board.window_scores.at[:, slots].set(scores[n - kept :].T, unique_indices=True)
         window_labels = board.window_labels.at[slots].set(
             jnp.where(positive[n - kept :], 1, -1).astype(jnp.int8), unique_indices=True
         )
     else:  # the last `window` counted events, each to its slot; the others to distinct slots past the end
         t = jnp.arange(n)
-        slots = jnp.where(valid & (t >= length - window), (board.seen + t) % window, window + t)
+        slots = jnp.where(valid & (t >= length - window), (board.slot + t) % window, window + t)
         window_scores = board.window_scores.at[:, slots].set(scores.T, mode="drop", unique_indices=True)
         window_labels = board.window_labels.at[slots].set(
             jnp.where(positive, 1, -1).astype(jnp.int8), mode="drop", unique_indices=True
         )
-    counts = counts_each[-1]
-    served_counts = board.served_counts + served_hits.sum(0, dtype=jnp.int32)
+    counts = halve_full(counts_each[-1])
+    served_counts = halve_full(board.served_counts + served_hits.sum(0, dtype=jnp.int32))
     if gamma < 1:
         served_recent = _running(board.served_recent, served_hits.astype(dtype), gamma, valid, every=False)
     else:
@@ -213,8 +217,28 @@ def advance_board(
         log_weights=log_weights,
         window_scores=window_scores,
         window_labels=window_labels,
-        seen=board.seen + count,
+        slot=(board.slot + count) % window,
     )
+
+
+#: A count array is halved when one of its rows has counted this many events (see the module's docstring).
+HALVE_AT = 2**30
+
+
+def halve_full(counts: jax.Array) -> jax.Array:
+    """int32 confusion counts ``(…, 4)``, halved when a row's total has reached ``HALVE_AT``: the true positives,
+    the true negatives and each class's total are halved (rounded down), and the misses are what the totals
+    leave, so that every row keeps the same class totals (:func:`_running_counts` reads them off the first).
+
+    Called after each batch (at most ``HALVE_AT`` + 16384 events, far below 2**31), on the board's counts and
+    on the engine's counts a live learner carries (the Laplace estimate of ``ρ``, ``(n + 1)/(p + 1)``, moves as
+    little as the measures).
+    """
+    positives, negatives = counts[..., TP] + counts[..., FN], counts[..., FP] + counts[..., TN]
+    tp, tn = counts[..., TP] // 2, counts[..., TN] // 2
+    cells = {TP: tp, FN: positives // 2 - tp, FP: negatives // 2 - tn, TN: tn}
+    halved = jnp.stack([cells[c] for c in range(4)], axis=-1)
+    return jnp.where(counts.sum(-1).max() >= HALVE_AT, halved, counts)
 
 
 def _running_counts(counts: jax.Array, positive: jax.Array, below: jax.Array, valid: jax.Array) -> jax.Array:

@@ -13,10 +13,11 @@ class Leaderboard:
 
     Each configuration's measures count its own pre-update prediction of every labelled event (the prediction
     made when the event arrived, for events predicted with ids). ``sum``, ``sensitivity``, ``specificity`` and
-    ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the exact counts since the start; ``recent_sum`` and
-    ``recent_cost`` from the counts discounted by the forgetting factor; ``auc`` is exact over the last
-    ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which does not
-    keep them).
+    ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the exact counts since the start (halved, with the cost,
+    once 2**30 events are counted, and every 2**29 after: :mod:`jcsol.live.board`; ``events`` is exact);
+    ``recent_sum`` and ``recent_cost`` from the counts discounted by the forgetting factor; ``auc`` is exact
+    over the last ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which
+    does not keep them).
     """
 
     params: dict[str, np.ndarray]

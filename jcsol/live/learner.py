@@ -66,7 +66,7 @@ from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores
 
-FORMAT = 1
+FORMAT = 2  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot
 MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
 _COMPILED: CompiledCache[Any] = CompiledCache()
 
@@ -177,6 +177,7 @@ class Live:
             else None
         )
         self._saves = 0  # the generation of a share saved over several processes
+        self._events = 0  # labelled events learnt (a Python int: the device's int32 counts are halved in time)
         self.n_features: int | None = None
         d = n_features if n_features is not None else getattr(encoder, "n_features", None)
         if d is not None:
@@ -258,6 +259,7 @@ class Live:
             else:
                 assert calls is not None
                 self._buffers, scores = calls.learn(self._buffers, *self._shared, *batch)
+            self._events += size
             if return_scores:
                 out.append(scores[:size])
             start += size
@@ -301,7 +303,8 @@ class Live:
 
     @property
     def counts(self) -> np.ndarray:
-        """The engine's confusion counts of each configuration's pre-update predictions during ``learn``."""
+        """The engine's confusion counts of each configuration's pre-update predictions during ``learn`` (halved
+        once 2**30 events are counted, as the board's are: :mod:`jcsol.live.board`)."""
         self._require_started()
         if self._units is not None:
             carries = self.carry
@@ -310,6 +313,11 @@ class Live:
             carries = _unpack(self._buffers, layout=self._layout, keep=_kept(self._layout, "counts"))[0]
         counts = np.concatenate([np.asarray(c.counts[0]) for c in carries])
         return counts.reshape(self.grid_shape + (4,))
+
+    @property
+    def events(self) -> int:
+        """The labelled events learnt so far (every configuration has learnt each of them)."""
+        return self._events
 
     @property
     def served(self) -> int:
@@ -344,7 +352,7 @@ class Live:
             served_counts=board.served_counts,
             served_sum=float(weighted_sum(board.served_counts, alpha_p[self.served])),
             served_cost=float(weighted_cost(board.served_counts, c_p[self.served])),
-            events=int(board.seen),
+            events=self._events,
             pending=len(self.store),
             evicted=self.store.evicted,
         )
@@ -370,6 +378,7 @@ class Live:
         arrays = {f"carry/{i}": a for i, a in enumerate(carry)}
         arrays.update({f"board/{i}": np.asarray(a) for i, a in enumerate(jax.tree.leaves(self.board))})
         arrays.update({f"store/{k}": v for k, v in self.store.arrays().items()})
+        arrays["events"] = np.asarray(self._events, np.int64)
         if self.encoder is not None:
             arrays.update({f"encoder/{k}": np.asarray(v) for k, v in self.encoder.state_dict().items()})
         meta = self._description()
@@ -465,6 +474,7 @@ class Live:
             )
             live._saves = int(meta["generation"])
         live.store.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("store/")})
+        live._events = int(arrays["events"])
         return live
 
     # -- inside -------------------------------------------------------------------------------------------
