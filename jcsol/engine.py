@@ -530,6 +530,11 @@ def _resolve_dtype(dtype) -> np.dtype:
 
 def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
     """The ``(P, L)`` int32 matrix of row orders, one row per run."""
+    if n >= 2**31:
+        raise ValueError(
+            f"a stream of {n} examples: a run indexes its rows and counts its rounds in int32, below 2**31 "
+            "(jcsol.Live learns an unbounded stream batch by batch)"
+        )
     if isinstance(perms, (int, np.integer)) and not isinstance(perms, bool):
         if perms < 1:
             raise ValueError(f"perms must be >= 1, got {perms}")

@@ -178,6 +178,16 @@ def test_explicit_orders_and_folds(german):
     assert (res.counts.sum(-1) == 500).all()
 
 
+def test_a_stream_past_int32_indices_is_refused_before_its_orders():
+    """Row indices and round counts are int32: 2**31 examples are refused (with no stream built, by the
+    function that makes the orders), 2**31 - 1 are not."""
+    from jcsol.engine import _orders
+
+    with pytest.raises(ValueError, match=r"2147483648 examples.*below 2\*\*31"):
+        _orders(1, 2**31, jax.random.key(0))
+    np.testing.assert_array_equal(_orders(np.array([2**31 - 2]), 2**31 - 1, jax.random.key(0)), [[2**31 - 2]])
+
+
 @pytest.mark.slow  # two child processes; tests/test_devices.py compares layouts in the default run
 def test_runs_split_over_eight_devices_equal_one_device():
     code = textwrap.dedent("""
