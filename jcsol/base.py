@@ -59,6 +59,17 @@ class StepInfo(NamedTuple):
     loss: jax.Array
 
 
+#: Where a learner's count of examples stops rather than wrap past int32 (a live stream has no end). A reservoir
+#: then admits with probability N/(2**31 - 1), and a running mean weighs each example 1/(2**31 - 1): float32
+#: arithmetic no longer tells either from the exact value.
+COUNT_MAX = 2**31 - 1
+
+
+def count_one(counts: jax.Array, index: Any = (), when: Any = True) -> jax.Array:
+    """int32 ``counts`` with one more at ``index`` (where ``when``), saturating at :data:`COUNT_MAX`."""
+    return counts.at[index].add(jnp.where(jnp.asarray(when) & (counts[index] < COUNT_MAX), 1, 0))
+
+
 def hyperparameter(default: Any = dataclasses.MISSING, *, positive: bool = True) -> Any:
     """A float hyperparameter: a pytree leaf, so an array of values makes a grid.
 

@@ -189,6 +189,34 @@ def test_auc_of_more_pairs_than_an_int32_counts():
     np.testing.assert_allclose(two, [roc_auc_score(y, s), roc_auc_score(y, -s)], atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "learner,field",
+    [
+        (KOIL(sigma=1.0, C=1.0, budget_pos=4, budget_neg=4, k=2, policy="RS++"), "seen"),
+        (KOILMKL(C=1.0, budget_pos=4, budget_neg=4, k=2), "seen"),
+        (OAM(C=0.5, budget_pos=4, budget_neg=4), "seen"),
+        (OPAUC(eta=0.05, lam=0.01), "class_count"),
+    ],
+    ids=["KOIL", "KOIL-MKL", "OAM", "OPAUC"],
+)
+def test_class_counts_stop_at_the_int32_maximum(learner, field):
+    """A live stream has no end: a per-class count one short of 2**31 - 1 reaches it and stays there, where it
+    wrapped to -2**31 (a reservoir then replaced on every round, OAM's step and OPAUC's means turned negative)."""
+    from jcsol.base import COUNT_MAX
+
+    X, y = koil_synthetic(8, 8, seed=1)
+    state = learner.init(X.shape[1], jax.random.key(0), jnp.float32)
+    state = state._replace(**{field: jnp.full_like(getattr(state, field), COUNT_MAX - 1)})
+    step = jax.jit(learner.step)
+    for x in X[y > 0][:3]:
+        state, info = step(state, Example(jnp.asarray(x), jnp.float32(1), jnp.float32(1)))
+        assert np.isfinite(float(info.score))
+    counts = np.asarray(getattr(state, field)).reshape(-1, 2)
+    assert counts[:, 0].max() == COUNT_MAX and counts[:, 0].min() >= COUNT_MAX - 1  # KOIL-MKL: updated kernels
+    assert (counts[:, 1] == COUNT_MAX - 1).all()
+    assert all(np.isfinite(np.asarray(leaf, np.float64)).all() for leaf in jax.tree.leaves(state))
+
+
 def test_protocol_is_one_run_and_scores_each_runs_own_test_fold():
     """``protocol_auc`` on a σ grid equals, run by run, a single-stream run scored on that run's test fold.
 

@@ -338,6 +338,29 @@ def test_epsilon_follows_the_buffer():
     assert int(state.seen) == 5
 
 
+@pytest.mark.parametrize(
+    "learner",
+    [CWCVaR(tau=0.2, buffer_size=4), CWRobust(tau=0.2, buffer_size=4), CWCosts(relative=True)],
+    ids=["CW-CVaR", "CW-robust", "CW-costs"],
+)
+def test_the_count_of_rounds_stops_at_the_int32_maximum(learner):
+    """A live stream has no end: a count of rounds one short of 2**31 - 1 reaches it and stays there, where it
+    wrapped to -2**31 (the reservoir then took every cost, CW-costs' mean cost turned negative and its updates
+    stopped)."""
+    from jcsol.base import COUNT_MAX
+
+    state = learner.init(3, jax.random.key(0))
+    state = state._replace(seen=jnp.asarray(COUNT_MAX - 1, jnp.int32))
+    step = jax.jit(learner.step)
+    for t in range(3):
+        x = jnp.zeros(3).at[t].set(1.0)
+        state, info = step(state, Example(x, jnp.float32(1.0), jnp.float32(1.0), jnp.float32(2.0 + t)))
+        assert np.isfinite(float(info.loss))
+    assert int(state.seen) == COUNT_MAX
+    assert np.linalg.norm(np.asarray(state.mu)) > 0  # the rounds still update
+    assert np.isfinite(np.asarray(state.mu)).all() and np.isfinite(np.asarray(state.root)).all()
+
+
 @jax.jit
 def _scan_rows(learner, state, rows, rho):
     def body(state, row):

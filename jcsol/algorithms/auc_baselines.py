@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
 from .koil import draw, key_data
 
 
@@ -83,7 +83,7 @@ class OAM(Learner[OAMState]):
         positive = y > 0
         b = jnp.where(positive, 0, 1)
         f = state.w @ x
-        seen = state.seen.at[b].add(1)
+        seen = count_one(state.seen, b)
         cap_own, cap_opp = jnp.where(positive, n_pos, n_neg), jnp.where(positive, n_neg, n_pos)
         off_own, off_opp = jnp.where(positive, 0, n_pos), jnp.where(positive, n_pos, 0)
         c_t = self.C * jnp.maximum(1.0, seen[1 - b].astype(dtype) / cap_opp.astype(dtype))
@@ -169,7 +169,7 @@ class OPAUC(Learner[OPAUCState]):
         x, y, dtype = ex.x, ex.y, ex.x.dtype
         b = jnp.where(y > 0, 0, 1)
         f = state.w @ x
-        count = state.class_count.at[b].add(1)
+        count = count_one(state.class_count, b)
         t = count[b].astype(dtype)
         old = state.center[b]
         new = old + (x - old) / t

@@ -74,7 +74,16 @@ import numpy as np
 from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, concrete_values, hyperparameter, pytree_dataclass
+from ..base import (
+    Example,
+    Learner,
+    StepInfo,
+    choice,
+    concrete_values,
+    count_one,
+    hyperparameter,
+    pytree_dataclass,
+)
 from ..linalg import one_matrix_at_a_time
 from .cw import CWState, _cw_family_step, check_confidence
 
@@ -303,7 +312,7 @@ def buffer_add(costs, seen, key, c):
     """
     size = costs.shape[0]
     idx = jnp.arange(size)
-    n = seen + 1  # the count including c
+    n = count_one(seen)  # the count including c (it stops at 2**31 - 1: base.COUNT_MAX)
     full = seen >= size
     k = jax.random.fold_in(jax.random.wrap_key_data(key), seen)
     k_in, k_slot = jax.random.split(k)
@@ -776,7 +785,7 @@ class CWCosts(Learner[CWCostsState]):
 
     def step(self, state: CWCostsState, ex: Example) -> tuple[CWCostsState, StepInfo]:
         c = jnp.asarray(_example_cost(ex), ex.x.dtype)
-        cost_sum, seen = state.cost_sum + c, state.seen + 1
+        cost_sum, seen = state.cost_sum + c, count_one(state.seen)
         if self.relative:
             mean = cost_sum / seen.astype(c.dtype)
             c = jnp.where(mean > 0, c / jnp.where(mean > 0, mean, 1.0), 0.0)

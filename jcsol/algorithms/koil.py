@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
 from .kernels import KINDS, kernel_matrix, mkl_pool, pool_kernel, pool_members
 
 POLICIES = ("RS++", "FIFO++", "RS", "FIFO")
@@ -149,7 +149,7 @@ def koil_round(
     # buffer of y_t (Alg. 3): append, or RS (probability N/N_t, uniform slot) / FIFO (oldest slot) replacement
     cap = jnp.where(positive, n_pos, n_neg)
     offset = jnp.where(positive, 0, n_pos)
-    seen_own = buf.seen[b] + 1
+    seen_own = count_one(buf.seen, b)[b]
     not_full = size_own < cap
     if policy.startswith("RS"):
         replace = u[0] * seen_own.astype(dtype) < cap.astype(dtype)
@@ -193,7 +193,7 @@ def koil_round(
     fsv = jnp.where(occ_new, jnp.where(write & at_target, f_new, fsv), 0.0)
     size = buf.size.at[b].add((store & not_full).astype(jnp.int32))
     head = buf.head.at[b].set(jnp.where(store & ~not_full, (buf.head[b] + 1) % cap, buf.head[b]))
-    seen = buf.seen.at[b].add(jnp.where(active, 1, 0))
+    seen = count_one(buf.seen, b, active)
     new = Buffers(
         sv=sv,
         alpha=jnp.where(active, alpha, buf.alpha).astype(dtype),
