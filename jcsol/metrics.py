@@ -128,8 +128,8 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     """AUC of ``scores`` for labels ``y`` (``> 0`` positive), ties ½; entries where ``mask`` is False are ignored.
 
     ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over all (positive, negative) pairs, from one sort of the negatives' scores
-    (``O(n log n)``), counted in integers. A JAX function: it jits and vmaps over runs. Scores must be finite.
-    NaN when a class is absent.
+    (``O(n log n)``), counted in integers. A JAX function: it jits and vmaps over runs. Infinite scores are
+    ordered as any others; NaN when a class is absent or a counted score is NaN (a diverged model's).
 
     The count of pairs, twice the AUC's numerator, passes 2**31 from about 33,000 positives and as many
     negatives; it is summed exactly in two 32-bit integers (:func:`_sum_base_2_16`), so the AUC is the
@@ -141,13 +141,14 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     mask = jnp.ones(scores.shape, bool) if mask is None else jnp.asarray(mask, bool)
     pos = (y > 0) & mask
     neg = (y <= 0) & mask
-    negatives = jnp.sort(jnp.where(neg, scores, jnp.inf))
-    below = jnp.searchsorted(negatives, scores, side="left")
-    upto = jnp.searchsorted(negatives, scores, side="right")
+    n_neg = jnp.sum(neg)
+    negatives = jnp.sort(jnp.where(neg, scores, jnp.inf))  # the other entries after the negatives' scores
+    below = jnp.minimum(jnp.searchsorted(negatives, scores, side="left"), n_neg)  # (an infinite score: not
+    upto = jnp.minimum(jnp.searchsorted(negatives, scores, side="right"), n_neg)  # the other entries)
     high, low = _sum_base_2_16(jnp.where(pos, below + upto, 0))  # 2·(#less) + (#equal)
     twice = high.astype(jnp.float32) * 65536.0 + low.astype(jnp.float32)  # one rounding: the product is exact
-    pairs = jnp.sum(pos).astype(jnp.float32) * jnp.sum(neg).astype(jnp.float32)
-    return twice / (2.0 * pairs)
+    pairs = jnp.sum(pos).astype(jnp.float32) * n_neg.astype(jnp.float32)
+    return jnp.where(jnp.any((pos | neg) & jnp.isnan(scores)), jnp.nan, twice / (2.0 * pairs))
 
 
 def _sum_base_2_16(counts: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -165,7 +166,8 @@ def _sum_base_2_16(counts: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def auc_numpy(scores, y) -> float:
-    """:func:`auc` in float64 NumPy, from average ranks (Mann–Whitney), without a mask; ties count ½.
+    """:func:`auc` in float64 NumPy, from average ranks (Mann–Whitney), without a mask; ties count ½ (NaN where a
+    class is absent or a score is NaN).
 
     >>> from jcsol import metrics
     >>> metrics.auc_numpy([0.9, 0.4, 0.4, 0.1], [1, 1, -1, -1])
@@ -173,6 +175,8 @@ def auc_numpy(scores, y) -> float:
     """
     scores = np.asarray(scores, np.float64)
     y = np.asarray(y)
+    if np.isnan(scores).any():
+        return float("nan")
     order = np.argsort(scores, kind="mergesort")
     sorted_scores = scores[order]
     ranks = np.empty(len(scores), np.float64)

@@ -173,6 +173,23 @@ def test_auc_counts_ties_half_and_ignores_masked_entries():
     np.testing.assert_allclose(vm, [brute_auc(b, y) for b in batch], atol=1e-6)
 
 
+def test_auc_orders_infinite_scores_and_is_nan_for_a_nan_score():
+    """An infinite score is ordered as any other (it once collided with the sentinel of the other class's
+    entries: an AUC of 7/6); a NaN score, counted, makes the AUC NaN (it gave 4/3), masked out, it is ignored."""
+    from sklearn.metrics import roc_auc_score
+
+    y = np.array([1, 1, -1, -1, -1])
+    for s in ([np.inf, 0.5, 0.1, 0.2, 0.3], [0.9, 0.5, np.inf, 0.2, 0.3], [0.9, -np.inf, -np.inf, 0.2, np.inf]):
+        s = np.array(s, np.float32)
+        expected = roc_auc_score(y, np.nan_to_num(s))  # ±inf as ±the largest float: the same order and ties
+        assert float(auc(s, y)) == pytest.approx(expected) and auc_numpy(s, y) == pytest.approx(expected)
+    for s in ([np.nan, 0.5, 0.1, 0.2, 0.3], [0.9, 0.5, np.nan, 0.2, 0.3]):
+        s = np.array(s, np.float32)
+        assert np.isnan(float(auc(s, y))) and np.isnan(auc_numpy(s, y))
+        ok = ~np.isnan(s)
+        assert float(auc(s, y, ok)) == pytest.approx(brute_auc(s[ok], y[ok]))
+
+
 def test_auc_of_more_pairs_than_an_int32_counts():
     """100,000 positives and as many negatives: twice the count of ordered pairs is about 10**10, past 2**31;
     the AUC is still scikit-learn's."""
