@@ -613,6 +613,8 @@ def test_bad_input_is_refused_before_any_work(stream):
         Live(jcsol.COG(), select="best")
     with pytest.raises(ValueError, match="forgetting"):
         Live(jcsol.COG(), forgetting=1.5)
+    with pytest.raises(MemoryError, match="auc_window=100000000000 keeps .* 11 configurations: 4191.0 GiB"):
+        Live(jcsol.COG(eta=jcsol.decades()), auc_window=10**11)  # checked before the board is made
     live = Live(jcsol.COG(eta=np.array([0.1, 1.0])))
     live.learn(X[:10], y[:10])
     with pytest.raises(ValueError, match="features"):
