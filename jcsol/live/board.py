@@ -5,9 +5,8 @@ configuration made before learning from it. The board keeps, per configuration,
 
 * ``counts``: the exact confusion counts ``(tp, fn, fp, tn)`` since the start — until a configuration has
   counted ``HALVE_AT`` (2**30) events: int32 counts would wrap at 2**31, so the counts are then halved
-  (rounded down), and so every 2**29 events after (:func:`halve_full`). A measure, a ratio of counts, moves by
-  about one over its class's count when they are halved: by less than 10**-6 once a class has a million
-  events;
+  (:func:`halve_full`), and again every 2**29 events. A measure, a ratio of counts, moves by about one over
+  its class's count when they are halved: by less than 10**-6 once a class has a million events;
 * ``recent``: the same counts discounted by a forgetting factor ``γ`` at every event
   (``recent ← γ·recent + e_t``), for drifting streams; with ``γ = 1`` they are ``counts`` itself, and FTL
   measures the exact integer counts (float counts would stop growing at 2**24 events of one cell);
