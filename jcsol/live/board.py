@@ -5,7 +5,7 @@ configuration made before learning from it. The board keeps, per configuration,
 
 * ``counts``: the exact confusion counts ``(tp, fn, fp, tn)`` since the start — until a configuration has
   counted ``HALVE_AT`` (2**30) events: int32 counts would wrap at 2**31, so the counts are then halved
-  (:func:`halve_full`), and again every 2**29 events. A measure, a ratio of counts, moves by about one over
+  (:func:`halve_when_full`), and again every 2**29 events. A measure, a ratio of counts, moves by about one over
   its class's count when they are halved: by less than 10**-6 once a class has a million events;
 * ``recent``: the same counts discounted by a forgetting factor ``γ`` at every event
   (``recent ← γ·recent + e_t``), for drifting streams; with ``γ = 1`` they are ``counts`` itself, and FTL
@@ -201,8 +201,8 @@ def advance_board(
         window_labels = board.window_labels.at[slots].set(
             jnp.where(positive, 1, -1).astype(jnp.int8), mode="drop", unique_indices=True
         )
-    counts = halve_full(counts_each[-1])
-    served_counts = halve_full(board.served_counts + served_hits.sum(0, dtype=jnp.int32))
+    counts = counts_each[-1]
+    served_counts = board.served_counts + served_hits.sum(0, dtype=jnp.int32)
     if gamma < 1:
         served_recent = _running(board.served_recent, served_hits.astype(dtype), gamma, valid, every=False)
     else:
@@ -220,24 +220,30 @@ def advance_board(
     )
 
 
-#: A count array is halved when one of its rows has counted this many events (see the module's docstring).
+#: The counts are halved when they have counted this many events (see the module's docstring).
 HALVE_AT = 2**30
 
 
-def halve_full(counts: jax.Array) -> jax.Array:
-    """int32 confusion counts ``(…, 4)``, halved when a row's total has reached ``HALVE_AT``: the true positives,
-    the true negatives and each class's total are halved (rounded down), and the misses are what the totals
-    leave, so that every row keeps the same class totals (:func:`_running_counts` reads them off the first).
+def halve_when_full(carries: tuple, board: Board) -> tuple[tuple, Board]:
+    """The engine carries' counts (a live learner's, which ``ρ``'s Laplace estimate reads) and the board's, halved
+    when they have counted ``HALVE_AT`` events; else as they are.
 
-    Called after each batch (at most ``HALVE_AT`` + 16384 events, far below 2**31), on the board's counts and
-    on the engine's counts a live learner carries (the Laplace estimate of ``ρ``, ``(n + 1)/(p + 1)``, moves as
-    little as the measures).
+    All of them count every event once, so they reach it together (the served stream's counts tell). The true
+    positives, the true negatives and each class's total are halved (rounded down) and the misses are what the
+    totals leave, so that every configuration keeps the same class totals (:func:`_running_counts` reads them
+    off the first) and the counts their common total. Called after each batch (at most ``HALVE_AT`` + 16384
+    events, far below 2**31).
     """
-    positives, negatives = counts[..., TP] + counts[..., FN], counts[..., FP] + counts[..., TN]
-    tp, tn = counts[..., TP] // 2, counts[..., TN] // 2
-    cells = {TP: tp, FN: positives // 2 - tp, FP: negatives // 2 - tn, TN: tn}
-    halved = jnp.stack([cells[c] for c in range(4)], axis=-1)
-    return jnp.where(counts.sum(-1).max() >= HALVE_AT, halved, counts)
+    full = board.served_counts.sum() >= HALVE_AT
+
+    def halve(counts: jax.Array) -> jax.Array:
+        positives, negatives = counts[..., TP] + counts[..., FN], counts[..., FP] + counts[..., TN]
+        tp, tn = counts[..., TP] // 2, counts[..., TN] // 2
+        cells = {TP: tp, FN: positives // 2 - tp, FP: negatives // 2 - tn, TN: tn}
+        return jnp.where(full, jnp.stack([cells[c] for c in range(4)], axis=-1), counts)
+
+    carries = tuple(carry._replace(counts=halve(carry.counts)) for carry in carries)
+    return carries, board._replace(counts=halve(board.counts), served_counts=halve(board.served_counts))
 
 
 def _running_counts(counts: jax.Array, positive: jax.Array, below: jax.Array, valid: jax.Array) -> jax.Array:
@@ -287,7 +293,11 @@ def replay(objective: Objective, scores, y, selection: Selection, *, batch: int 
     scores = np.asarray(scores)
     flat = jax.tree.map(lambda v: np.asarray(v, scores.dtype), objective)
     board = init_board(scores.shape[1], selection, scores.dtype)
-    step = jax.jit(lambda b, s, t: advance_board(b, flat, s, t, None, selection), donate_argnums=0)
+
+    def advance(board, s, t):
+        return halve_when_full((), advance_board(board, flat, s, t, None, selection))[1]
+
+    step = jax.jit(advance, donate_argnums=0)
     for a in range(0, len(y), batch):
         board = step(board, scores[a : a + batch], np.asarray(y[a : a + batch], scores.dtype))
     return board

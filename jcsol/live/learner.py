@@ -62,7 +62,7 @@ from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_labels
 from ..watchdog import resolve_timeout
-from .board import Board, Selection, advance_board, choice, init_board, served_score, window_auc
+from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score, window_auc
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores
@@ -624,7 +624,8 @@ def _learn_impl(
     carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, length, *, d, selection, sizes
 ):
     """The engine's rounds over the first ``length`` events of a padded batch for each learner (a single run,
-    its grid vmapped), then the board's."""
+    its grid vmapped), then the board's; the counts halved if they have counted 2**30 events
+    (:func:`~jcsol.live.board.halve_when_full`)."""
     new, per_learner, start = [], [], 0
     for carry, learner, size in zip(carries, learners, sizes):
         own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
@@ -634,7 +635,8 @@ def _learn_impl(
         start += size
     scores = jnp.concatenate(per_learner, axis=1)
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
-    return tuple(new), board, scores
+    carries, board = halve_when_full(tuple(new), board)
+    return carries, board, scores
 
 
 def _learn(

@@ -42,7 +42,7 @@ from ..engine import (
 )
 from ..linalg import SparseVector, densify
 from ..watchdog import resolve_timeout
-from .board import Board, Selection, advance_board, halve_full, served_score
+from .board import Board, Selection, advance_board, halve_when_full, served_score
 
 
 class Units:
@@ -280,21 +280,20 @@ def _learn_units_impl(
         per_learner.append(s.reshape(-1, n)[:size].T)
     scores = jnp.concatenate(per_learner, axis=1)
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
-    return tuple(new), board, scores
+    carries, board = halve_when_full(tuple(new), board)
+    return carries, board, scores
 
 
 def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
     """The engine's rounds over a batch (its first ``length`` events; all when ``None``) in every unit, the
-    events in their order: ``(carry, every run's pre-update scores (units, grid, n))``. The carry's counts are
-    then halved if they have reached :data:`jcsol.live.board.HALVE_AT` (:func:`~jcsol.live.board.halve_full`)."""
+    events in their order: ``(carry, every run's pre-update scores (units, grid, n))``."""
     n = y.shape[0]
     units = jax.tree.leaves(carry)[0].shape[0]
     none = jnp.zeros(units, jnp.int32)
     order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
     slots = jnp.zeros(n, jnp.int32)
     args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
-    carry, scores = _advance_impl(*args, d=d, per_unit=per_unit, length=length)
-    return carry._replace(counts=halve_full(carry.counts)), scores
+    return _advance_impl(*args, d=d, per_unit=per_unit, length=length)
 
 
 def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
