@@ -129,7 +129,9 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
 
     ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over all (positive, negative) pairs, from one sort of the negatives' scores
     (``O(n log n)``), counted in integers. A JAX function: it jits and vmaps over runs. Infinite scores are
-    ordered as any others; NaN when a class is absent or a counted score is NaN (a diverged model's).
+    ordered as any others; NaN when a class is absent or a counted score is NaN (a diverged model's). The
+    scores are sorted as integers of the same order (:func:`_order_keys`): XLA sorts 11 × 10,000 float32 on a
+    CPU in about 20 ms, the same as int32 in about 3.
 
     The count of pairs, twice the AUC's numerator, passes 2**31 from about 33,000 positives and as many
     negatives; it is summed exactly in two 32-bit integers (:func:`_sum_base_2_16`), so the AUC is the
@@ -142,13 +144,25 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     pos = (y > 0) & mask
     neg = (y <= 0) & mask
     n_neg = jnp.sum(neg)
-    negatives = jnp.sort(jnp.where(neg, scores, jnp.inf))  # the other entries after the negatives' scores
-    below = jnp.minimum(jnp.searchsorted(negatives, scores, side="left"), n_neg)  # (an infinite score: not
-    upto = jnp.minimum(jnp.searchsorted(negatives, scores, side="right"), n_neg)  # the other entries)
+    keys = _order_keys(scores)
+    last = jnp.iinfo(keys.dtype).max
+    negatives = jnp.sort(jnp.where(neg, keys, last))  # the other entries after the negatives' scores
+    below = jnp.minimum(jnp.searchsorted(negatives, keys, side="left"), n_neg)  # (NaN or +inf: not the
+    upto = jnp.minimum(jnp.searchsorted(negatives, keys, side="right"), n_neg)  # other entries)
     high, low = _sum_base_2_16(jnp.where(pos, below + upto, 0))  # 2·(#less) + (#equal)
     twice = high.astype(jnp.float32) * 65536.0 + low.astype(jnp.float32)  # one rounding: the product is exact
     pairs = jnp.sum(pos).astype(jnp.float32) * n_neg.astype(jnp.float32)
     return jnp.where(jnp.any((pos | neg) & jnp.isnan(scores)), jnp.nan, twice / (2.0 * pairs))
+
+
+def _order_keys(scores: jax.Array) -> jax.Array:
+    """Signed integers of the floats' width, in the floats' order (``-0.0`` and ``0.0`` one key): a float's bits
+    read as an integer order the non-negative floats, and the negative ones once their magnitude bits are
+    flipped."""
+    scores = jnp.where(scores == 0, jnp.zeros_like(scores), scores)
+    ints = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[scores.dtype.itemsize]
+    bits = jax.lax.bitcast_convert_type(scores, ints)
+    return bits ^ ((bits >> (8 * scores.dtype.itemsize - 1)) & jnp.iinfo(ints).max)
 
 
 def _sum_base_2_16(counts: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -175,7 +175,8 @@ def test_auc_counts_ties_half_and_ignores_masked_entries():
 
 def test_auc_orders_infinite_scores_and_is_nan_for_a_nan_score():
     """An infinite score is ordered as any other (it once collided with the sentinel of the other class's
-    entries: an AUC of 7/6); a NaN score, counted, makes the AUC NaN (it gave 4/3), masked out, it is ignored."""
+    entries: an AUC of 7/6), ``-0.0`` ties with ``0.0``; a NaN score, counted, makes the AUC NaN (it gave 4/3),
+    masked out, it is ignored."""
     from sklearn.metrics import roc_auc_score
 
     y = np.array([1, 1, -1, -1, -1])
@@ -183,6 +184,7 @@ def test_auc_orders_infinite_scores_and_is_nan_for_a_nan_score():
         s = np.array(s, np.float32)
         expected = roc_auc_score(y, np.nan_to_num(s))  # ±inf as ±the largest float: the same order and ties
         assert float(auc(s, y)) == pytest.approx(expected) and auc_numpy(s, y) == pytest.approx(expected)
+    assert float(auc(np.float32([0.0, -0.0]), [1, -1])) == float(auc(np.float32([-0.0, 0.0]), [1, -1])) == 0.5
     for s in ([np.nan, 0.5, 0.1, 0.2, 0.3], [0.9, 0.5, np.nan, 0.2, 0.3]):
         s = np.array(s, np.float32)
         assert np.isnan(float(auc(s, y))) and np.isnan(auc_numpy(s, y))
