@@ -130,13 +130,13 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over all (positive, negative) pairs, from one sort of the negatives' scores
     (``O(n log n)``), counted in integers. A JAX function: it jits and vmaps over runs. Infinite scores are
     ordered as any others; NaN when a class is absent or a counted score is NaN (a diverged model's). The
-    scores are sorted as integers of the same order (:func:`_order_keys`): XLA sorts 11 × 10,000 float32 on a
-    CPU in about 20 ms, the same as int32 in about 3.
+    scores are sorted as integers of the same order (:func:`_order_keys`): on a CPU, XLA sorts 11 rows of
+    10,000 float32 in about 20 ms, and as many int32 in about 3.
 
     The count of pairs, twice the AUC's numerator, passes 2**31 from about 33,000 positives and as many
-    negatives; it is summed exactly in two 32-bit integers (:func:`_sum_base_2_16`), so the AUC is the
-    correctly rounded float32 of the exact count for up to about 16 million events, with or without
-    ``jax_enable_x64``.
+    negatives; it is summed exactly in two 32-bit integers (:func:`_sum_base_2_16`), with or without
+    ``jax_enable_x64``. The AUC is the correctly rounded float32 of the exact count up to about 1.5 million
+    events, and within one unit of its last place up to about 16 million.
     """
     scores = jnp.asarray(scores)
     y = jnp.asarray(y)
