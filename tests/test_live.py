@@ -557,11 +557,11 @@ def test_counts_are_halved_before_an_int32_wraps(stream):
     assert served.min() >= 0 and [served[:2].sum(), served[2:].sum()] == [classes[0][0], classes[1][0]]
     assert np.ptp(classes[0]) == np.ptp(classes[1]) == 0 and classes[0][0] + classes[1][0] == 2**29 + 8
     assert live.events == 80 and int(live.board.slot) == 80
-    halved = np.asarray(live.board.counts), live.counts
+    board_then, engine_then = np.asarray(live.board.counts), live.counts
     on_board, in_engine = hits(80, 120)
     live.learn(X[80:120], y[80:120])  # 2**29 + 48 events: counted as they come
-    np.testing.assert_array_equal(live.board.counts, halved[0] + on_board)
-    np.testing.assert_array_equal(live.counts, halved[1] + in_engine)
+    np.testing.assert_array_equal(live.board.counts, board_then + on_board)
+    np.testing.assert_array_equal(live.counts, engine_then + in_engine)
     np.testing.assert_array_equal(live.states.mu, twin.states.mu)
     lb = live.leaderboard()
     assert lb.events == 120 and lb.counts.min() >= 0 and np.all((lb.sum > 0.3) & (lb.sum <= 1))
