@@ -590,13 +590,17 @@ def _check_memory(learner: Learner, d: int, n_runs: int, dtype) -> None:
     """Refuses a run whose learner states (twice: the scan carries old and new) would not fit in memory."""
     shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
     per_run = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
-    need, have = 2 * per_run * n_runs, _available_bytes()
+    what = f"{learner.name} with d={d} needs {per_run / 2.0**30:.2f} GiB of state per run; {n_runs} runs need "
+    _require_memory(2 * per_run * n_runs, what, learner.too_large_hint())
+
+
+def _require_memory(need: int, what: str, hint: str) -> None:
+    """Refuses ``need`` bytes beyond what the device has free: ``MemoryError("<what><need> GiB, more than the
+    <free> GiB available; <hint>")``."""
+    have = _available_bytes()
     if need > have:
         gib = 2.0**30
-        raise MemoryError(
-            f"{learner.name} with d={d} needs {per_run / gib:.2f} GiB of state per run; {n_runs} runs need "
-            f"{need / gib:.1f} GiB, more than the {have / gib:.1f} GiB available; {learner.too_large_hint()}"
-        )
+        raise MemoryError(f"{what}{need / gib:.1f} GiB, more than the {have / gib:.1f} GiB available; {hint}")
 
 
 def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:

@@ -46,13 +46,13 @@ from ..checkpoint import PREVIOUS, other_process_counts, share_path
 from ..compiled import CompiledCache
 from ..distributed import Spread, global_devices
 from ..engine import (
-    _available_bytes,
     _carry_formats,
     _check_grid_blocks,
     _check_memory,
     _flatten_grid,
     _init_impl,
     _is_format,
+    _require_memory,
     _resolve_dtype,
     _signature,
 )
@@ -161,7 +161,12 @@ class Live:
         self.grid_shape = grids[0][0] if len(learners) == 1 else (self.n_grid,)
         self._flat_learner = tuple(flat for _, flat, _ in grids)
         self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
-        _check_window_memory(self.n_grid, self.selection.window, self.dtype)
+        window = self.selection.window  # the board's scores of the last events, every configuration's
+        _require_memory(
+            self.n_grid * window * np.dtype(self.dtype).itemsize + window,
+            f"auc_window={window} keeps the last {window} scores of each of {self.n_grid} configurations: ",
+            "give a smaller auc_window",
+        )
         self.key = int(key)
         for size in self._sizes:
             _check_grid_blocks(grid_blocks, size)
@@ -837,17 +842,6 @@ def _device_rows(rows):
 
 def _is_matrix(X) -> bool:
     return isinstance(X, (list, tuple)) and len(X) > 0 and not isinstance(X[0], dict)
-
-
-def _check_window_memory(n_grid: int, window: int, dtype) -> None:
-    """Refuses an AUC window whose scores (every configuration's last ``window``) would not fit in memory."""
-    need, have = n_grid * window * np.dtype(dtype).itemsize + window, _available_bytes()
-    if need > have:
-        gib = 2.0**30
-        raise MemoryError(
-            f"auc_window={window} keeps the last {window} scores of each of {n_grid} configurations: "
-            f"{need / gib:.1f} GiB, more than the {have / gib:.1f} GiB available; give a smaller auc_window"
-        )
 
 
 def _states(carries: tuple) -> tuple:
