@@ -30,7 +30,8 @@ rows before it, never later ones: ``z_t = (x_t − mean_t) / std_t``, and ``z_t 
 first row's numeric features are 0). :meth:`~TableEncoder.transform` scales with the statistics so far and
 leaves them as they are. The statistics are sums of ``x − s`` and ``(x − s)²`` about a shift ``s`` (the
 column's first value), accumulated in row order, so encoding a stream in one batch or in many gives the same
-bits, and a saved encoder continues bit-identically.
+bits, and a saved encoder continues bit-identically. A value too large for them (its square overflows float64,
+from about 1e154) is refused, naming its column and row, before the statistics change.
 
 **Missing values** (``None``, NaN, pandas' ``NA``, Arrow nulls) contribute nothing: a missing numeric value
 is 0 and leaves the column's statistics unchanged; a missing categorical value adds no feature.
@@ -108,7 +109,7 @@ class TableEncoder:
         dtype: float dtype of the rows' values.
 
     When ``numeric`` and ``categorical`` are both empty, the columns are inferred from the first table seen
-    (numeric dtypes numeric — booleans excepted —, the rest categorical; the label column left out) and fixed
+    (real numeric dtypes numeric — booleans excepted —, the rest categorical; the label column left out) and fixed
     from then on. Columns of a table that the encoder does not name are ignored.
     """
 
@@ -291,16 +292,25 @@ class TableEncoder:
         value = np.zeros(index.shape, np.float64)
         X = source.numeric_block(self._numeric) if m else None
         factors = [source.factorize(c) for c in self._categorical]  # every check before any update
+        statistics = None
         if X is not None:
             slot, sign = self._numeric_slots
             index[:, :m] = slot
-            value[:, :m] = self._scale(X, update) * sign
+            z, statistics = self._scale(X, update)
+            value[:, :m] = z * sign
         if factors:
             index[:, m:], value[:, m:] = self._hash_categories(factors)
         index, value = _merge_collisions(index, value)
+        norms = None
         if self._normalize:
-            norms = np.sqrt(np.einsum("ij,ij->i", value, value))
+            with np.errstate(over="ignore"):
+                norms = np.sqrt(np.einsum("ij,ij->i", value, value))
+        if X is not None:
+            _check_finite(self._numeric, X, z, norms, self._dtype)
+        if norms is not None:
             value /= np.where(norms > 0, norms, 1.0)[:, None]
+        if statistics is not None:  # kept only once every row is encoded
+            self._count, self._shift, self._sum, self._sum_squares = statistics
         return SparseRows(index.astype(np.int32), value.astype(self._dtype), self.n_features)
 
     def _hash_categories(self, factors: list) -> tuple[np.ndarray, np.ndarray]:
@@ -321,11 +331,15 @@ class TableEncoder:
         )
         return slot[codes], sign[codes]
 
-    def _scale(self, X: np.ndarray, update: bool) -> np.ndarray:
-        """``(x − mean) / std`` of each value with the statistics including its row (``update``) or those so far;
-        0 where missing or while the standard deviation is 0."""
+    @np.errstate(over="ignore", invalid="ignore")  # an overflow is refused by name: _check_finite
+    def _scale(self, X: np.ndarray, update: bool) -> tuple[np.ndarray, tuple | None]:
+        """``(x − mean) / std`` of each value with the statistics including its row (``update``) or those so far,
+        0 where missing or while the standard deviation is 0 (``inf`` where the statistics overflowed); and with
+        ``update``, the statistics after the table, ``(count, shift, sum, sum_squares)``, which the caller keeps
+        (``None`` without)."""
         present = ~np.isnan(X)
         shift = self._shift.copy()
+        statistics = None
         if update:
             unset = (self._count == 0) & present.any(axis=0)
             first = np.argmax(present, axis=0)
@@ -340,7 +354,7 @@ class TableEncoder:
             sums = centred.copy()
             sums[0] += self._sum
             sums = np.cumsum(sums, axis=0)
-            self._count, self._shift, self._sum, self._sum_squares = count[-1], shift, sums[-1], sum_squares[-1]
+            statistics = (count[-1], shift, sums[-1], sum_squares[-1])
         else:
             centred = np.where(present, X - shift, 0.0)
             count, sums, sum_squares = self._count[None], self._sum[None], self._sum_squares[None]
@@ -348,7 +362,8 @@ class TableEncoder:
         mean = sums / n
         std = np.sqrt(np.maximum(sum_squares / n - mean * mean, 0.0))
         ok = present & (count > 0) & (std > 0)
-        return np.where(ok, (centred - mean) / np.where(ok, std, 1.0), 0.0)
+        z = np.where(ok, (centred - mean) / np.where(ok, std, 1.0), 0.0)
+        return np.where(present & ~np.isfinite(sum_squares), np.inf, z), statistics  # inf: overflowed
 
     # -- saving -------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -503,6 +518,24 @@ def _numeric_from_objects(column: str, values) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
+def _check_finite(columns, X: np.ndarray, z: np.ndarray, norms: np.ndarray | None, dtype: np.dtype) -> None:
+    """Refuses a numeric value too large to encode, naming its column and row: where a running sum of squares
+    or a scaled value overflowed float64 (values from about 1e154), a row's norm did, or (rows not normalised) a
+    scaled value overflows ``dtype``."""
+    limit = np.inf if norms is not None else np.finfo(dtype).max
+    size = np.where(np.isnan(z), np.inf, np.abs(z))
+    bad = (np.isinf(size) | (size > limit)).any(axis=1)
+    if norms is not None:
+        bad |= ~np.isfinite(norms)
+    if bad.any():
+        row = int(np.argmax(bad))
+        j = int(np.argmax(size[row]))
+        raise ValueError(
+            f"numeric column {columns[j]!r} has a value too large to encode at row {row} ({float(X[row, j])!r}): "
+            "scaled, it overflows; give the column in larger units, or its logarithm"
+        )
+
+
 def _checked_block(columns, X: np.ndarray) -> np.ndarray:
     if np.isinf(X).any():
         j = int(np.nonzero(np.isinf(X).any(axis=0))[0][0])
@@ -557,15 +590,17 @@ class _Pandas(_Source):
             raise ValueError(f"the data frame has duplicate column names: {duplicated}")
 
     def is_numeric(self, column):
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+        from pandas.api.types import is_bool_dtype, is_complex_dtype, is_numeric_dtype
 
         dtype = self.frame[column].dtype
-        return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
+        return is_numeric_dtype(dtype) and not is_bool_dtype(dtype) and not is_complex_dtype(dtype)
 
     def numeric(self, column):
-        from pandas.api.types import is_numeric_dtype
+        from pandas.api.types import is_complex_dtype, is_numeric_dtype
 
         series = self.frame[column]
+        if is_complex_dtype(series.dtype):
+            raise ValueError(f"numeric column {column!r} holds complex numbers; give their real parts, or clean it")
         if is_numeric_dtype(series.dtype):
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         else:

@@ -401,11 +401,31 @@ def test_bad_tables_are_refused_before_any_update():
         (records + [["not", "a", "dict"]], TypeError, "records must be dicts"),
         ({"amount": [1.0]}, TypeError, "a pandas DataFrame, a pyarrow Table or a list of dict records"),
         ([dict(r, merchant=["a"]) for r in records], TypeError, "categorical values must be hashable"),
+        (
+            [dict(r, amount=1e200) if i == 7 else r for i, r in enumerate(records)],
+            ValueError,
+            r"numeric column 'amount' has a value too large to encode at row 7 \(1e\+200\)",
+        ),
+        (
+            pd.DataFrame.from_records(records).assign(amount=np.arange(20) * 1j),
+            ValueError,
+            "numeric column 'amount' holds complex numbers",
+        ),
     ]
     for table, error, message in cases:
         with pytest.raises(error, match=message):
             enc.fit_transform(table)
         assert (enc.n_seen == 0).all()
+    for normalize, value, shown in ((True, 1e160, r"1e\+160"), (False, 1e45, r"1e\+45")):  # 1e45: float32 overflows
+        fitted = TableEncoder(NUMERIC, CATEGORICAL, label="fraud", normalize=normalize)
+        fitted.fit_transform(records)
+        before = fitted.state_dict()
+        with pytest.raises(ValueError, match=f"'age' has a value too large to encode at row 3 \\({shown}\\)"):
+            fitted.transform([dict(r, age=value) if i == 3 else r for i, r in enumerate(records)])
+        if value > 1e154:  # its square overflows the running statistics too
+            with pytest.raises(ValueError, match=f"'age' has a value too large to encode at row 3 \\({shown}\\)"):
+                fitted.fit_transform([dict(r, age=value) if i == 3 else r for i, r in enumerate(records)])
+        assert all(np.array_equal(v, before[k]) for k, v in fitted.state_dict().items())
     with pytest.raises(ValueError, match="label column 'fraud' not in the table"):
         enc.labels([{k: v for k, v in r.items() if k != "fraud"} for r in records])
     with pytest.raises(ValueError, match="label column 'fraud' not in the table"):
