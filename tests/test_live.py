@@ -403,6 +403,10 @@ def test_store_policy(stream):
         live.predict(X[6:7], ids=["e3"])
     with pytest.raises(ValueError, match="repeated within the batch"):
         live.predict(X[6:8], ids=["x", "x"])
+    with pytest.raises(TypeError, match="ids mix integers and strings"):
+        live.predict(X[6:8], ids=[7, "e7"])  # NumPy would make 7 the string "7"
+    with pytest.raises(TypeError, match="ids must be integers or strings, got dtype float64"):
+        live.predict(X[6:8], ids=[7.0, 8.0])
     with pytest.raises(OverflowError, match="larger than the store"):
         live.predict(X[:9], ids=[f"b{i}" for i in range(9)])
     live.predict(X[6:10], ids=[f"e{i}" for i in range(6, 10)])  # 10 > 8: the two oldest are evicted

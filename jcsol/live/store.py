@@ -31,6 +31,9 @@ def check_ids(ids, n: int | None = None) -> list:
         raise ValueError(f"ids must be a 1-D sequence of integers or strings, got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "iuU":
         raise TypeError(f"ids must be integers or strings, got dtype {arr.dtype}")
+    if arr.dtype.kind == "U" and not isinstance(ids, np.ndarray) and not all(isinstance(k, str) for k in ids):
+        # NumPy writes the integers of a mixed list as text: 1 would become "1", an id other than 1
+        raise TypeError("ids mix integers and strings; give one kind (an id is an integer or a string)")
     if n is not None and arr.size != n:
         raise ValueError(f"{arr.size} ids for {n} events")
     keys = arr.tolist()
