@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from .result import Result
 
 DEFAULT_LEARNERS = ["COG-I", "COG-II", "ACOG-I", "ACOG-II"]
+#: A table's hashed features are 2**bits wide (2**18 by default): ACOG's full d × d covariance would not fit.
+DEFAULT_TABLE_LEARNERS = ["COG-I", "COG-II", "ACOG-I-diag", "ACOG-II-diag"]
 
 
 class UsageError(Exception):
@@ -129,10 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--learner",
         nargs="+",
-        default=DEFAULT_LEARNERS,
         metavar="NAME",
-        help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}); with --loss the loss may be "
-        "left out of the name (ACOG, ACOG-diag)",
+        help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}; for a table, whose hashed features are "
+        f"2**B wide: {' '.join(DEFAULT_TABLE_LEARNERS)}); with --loss the loss may be left out of the name (ACOG, "
+        "ACOG-diag)",
     )
     run.add_argument(
         "--loss",
@@ -226,7 +228,7 @@ def _run(args: argparse.Namespace) -> str:
         raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
     axes = _grid_axes(args.grid or ["eta=1e-5:1e5"])
     learners = {}
-    for requested in args.learner:
+    for requested in args.learner or (DEFAULT_TABLE_LEARNERS if _is_table(args.data) else DEFAULT_LEARNERS):
         learner = _learner(requested, args.loss)
         name = learner.name if args.loss else requested
         if name in learners:
@@ -342,12 +344,16 @@ def _run(args: argparse.Namespace) -> str:
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".parquet", ".pq")
 
 
+def _is_table(data) -> bool:
+    return str(data).lower().endswith(TABLE_SUFFIXES)
+
+
 def _load_data(args: argparse.Namespace):
     """``(X, y)`` of ``--data``: a table (with ``--label``) through :func:`jcsol.features.load_table`, else a
     shipped set or LIBSVM file through :func:`jcsol.datasets.load`."""
     import jcsol
 
-    is_table = str(args.data).lower().endswith(TABLE_SUFFIXES)
+    is_table = _is_table(args.data)
     table_options = [f"--{name}" for name in ("numeric", "categorical", "bits") if getattr(args, name) is not None]
     if args.label is None:
         if is_table:

@@ -47,7 +47,7 @@ from .linalg import SparseVector, densify, in_rounds
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
 from .result import Result
-from .stream import SparseRows, check_costs, check_labels, check_run_options, check_stream
+from .stream import SparseRows, check_costs, check_fits, check_labels, check_run_options, check_stream
 from .watchdog import resolve_timeout, watch
 
 DEFAULT_CHUNK = 16384
@@ -217,7 +217,11 @@ def run(
     else:
         X, y = check_stream(X, y)
     dtype = _resolve_dtype(dtype)
+    if store is None:
+        check_fits(X.values if isinstance(X, SparseRows) else X, dtype)
     costs = None if costs is None else check_costs(costs, len(y))
+    if costs is not None:
+        check_fits(costs, dtype, "costs")
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)

@@ -36,10 +36,10 @@ from about 1e154) is refused, naming its column and row, before the statistics c
 **Missing values** (``None``, NaN, pandas' ``NA``, Arrow nulls) contribute nothing: a missing numeric value
 is 0 and leaves the column's statistics unchanged; a missing categorical value adds no feature.
 
-**Rows** are L2-normalised after hashing (``normalize=True``, as :func:`jcsol.datasets.load` does). Each row
-has one entry per column (``len(numeric) + len(categorical)``), in column order, made padding (index 0,
-value 0) where a collision merged it into an earlier entry or a categorical value is missing, so a step costs
-O(columns) whatever ``bits`` is.
+**Rows** are L2-normalised after hashing (``normalize=True``, by :func:`jcsol.datasets.l2_normalize`, as
+:func:`jcsol.datasets.load` does). Each row has one entry per column (``len(numeric) + len(categorical)``), in
+column order, made padding (index 0, value 0) where a collision merged it into an earlier entry or a categorical
+value is missing, so a step costs O(columns) whatever ``bits`` is.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .datasets import binarize, l2_normalize
 from .stream import SparseRows
 
 FORMAT_VERSION = 1
@@ -226,8 +227,6 @@ class TableEncoder:
         otherwise ``positive`` (a number or a list of them; text such as ``"1"`` is read as a number) becomes
         ``+1`` and the rest ``−1``. A text column needs ``positive`` (a value or a list of values, compared as
         text)."""
-        from .datasets import binarize
-
         if self._label is None:
             raise ValueError("this TableEncoder has no label column: TableEncoder(..., label='COLUMN')")
         source = _adapt(table)
@@ -301,14 +300,10 @@ class TableEncoder:
         if factors:
             index[:, m:], value[:, m:] = self._hash_categories(factors)
         index, value = _merge_collisions(index, value)
-        norms = None
-        if self._normalize:
-            with np.errstate(over="ignore"):
-                norms = np.sqrt(np.einsum("ij,ij->i", value, value))
         if X is not None:
-            _check_finite(self._numeric, X, z, norms, self._dtype)
-        if norms is not None:
-            value /= np.where(norms > 0, norms, 1.0)[:, None]
+            _check_finite(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max)
+        if self._normalize:
+            value = l2_normalize(value)
         if statistics is not None:  # kept only once every row is encoded
             self._count, self._shift, self._sum, self._sum_squares = statistics
         return SparseRows(index.astype(np.int32), value.astype(self._dtype), self.n_features)
@@ -518,15 +513,12 @@ def _numeric_from_objects(column: str, values) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
-def _check_finite(columns, X: np.ndarray, z: np.ndarray, norms: np.ndarray | None, dtype: np.dtype) -> None:
+def _check_finite(columns, X: np.ndarray, z: np.ndarray, limit: float) -> None:
     """Refuses a numeric value too large to encode, naming its column and row: where a running sum of squares
-    or a scaled value overflowed float64 (values from about 1e154), a row's norm did, or (rows not normalised) a
-    scaled value overflows ``dtype``."""
-    limit = np.inf if norms is not None else np.finfo(dtype).max
+    or a scaled value overflowed float64 (values from about 1e154), or a scaled value exceeds ``limit`` (the
+    rows' dtype's largest number, when they are not normalised)."""
     size = np.where(np.isnan(z), np.inf, np.abs(z))
     bad = (np.isinf(size) | (size > limit)).any(axis=1)
-    if norms is not None:
-        bad |= ~np.isfinite(norms)
     if bad.any():
         row = int(np.argmax(bad))
         j = int(np.argmax(size[row]))

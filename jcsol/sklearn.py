@@ -35,6 +35,7 @@ from .algorithms import COG
 from .base import Example, Learner, check_hyperparameters, hyperparameter, pytree_dataclass
 from .datasets import l2_normalize
 from .objective import Cost, Objective, Sum
+from .stream import check_fits
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -332,6 +333,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         if self.normalize:
             X = l2_normalize(X)
+        check_fits(X, self._dtype())
         return X.astype(self._dtype())
 
     def _targets(self, X, y, reset: bool):

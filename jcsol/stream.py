@@ -29,6 +29,22 @@ class SparseRows(NamedTuple):
     def shape(self) -> tuple[int, int]:
         return (self.indices.shape[0], self.n_features)
 
+    @classmethod
+    def from_scipy(cls, matrix) -> SparseRows:
+        """The rows of a SciPy sparse matrix or array (CSR, CSC, COO, …): each row's stored entries in column
+        order, duplicates summed (as the matrix means them), padded to the longest row."""
+        csr = matrix.tocsr(copy=True)
+        csr.sum_duplicates()  # also sorts each row's columns
+        n, d = csr.shape
+        counts = np.diff(csr.indptr)
+        width = max(int(counts.max(initial=0)), 1)
+        rows = np.repeat(np.arange(n), counts)
+        slots = np.arange(csr.nnz) - np.repeat(csr.indptr[:-1], counts)
+        indices = np.zeros((n, width), np.int64)
+        values = np.zeros((n, width), csr.dtype)
+        indices[rows, slots], values[rows, slots] = csr.indices, csr.data
+        return cls(indices, values, int(d))
+
     def todense(self) -> np.ndarray:
         out = np.zeros(self.shape, self.values.dtype)
         rows = np.repeat(np.arange(self.shape[0]), self.indices.shape[1])
@@ -44,8 +60,11 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
     """``X`` as a 2-D float array (or :class:`SparseRows`), refusing NaN and infinite values.
 
     ``columns_once=False`` accepts sparse rows naming a column twice: what scoring alone needs, since a score
-    adds a row's entries as its dense row would, where learning also takes norms entry by entry.
+    adds a row's entries as its dense row would, where learning also takes norms entry by entry. A SciPy sparse
+    matrix or array becomes :class:`SparseRows` (:meth:`SparseRows.from_scipy`).
     """
+    if is_scipy_sparse(X):
+        X = SparseRows.from_scipy(X)
     if isinstance(X, SparseRows):
         values = np.asarray(X.values)
         indices = np.asarray(X.indices)
@@ -79,6 +98,11 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
         raise ValueError(f"X has no features (shape {X.shape})")
     _check_finite(X)
     return X
+
+
+def is_scipy_sparse(X) -> bool:
+    """Whether ``X`` is a SciPy sparse matrix or array (told without importing SciPy)."""
+    return type(X).__module__.startswith("scipy.sparse") and hasattr(X, "tocsr")
 
 
 #: Sparse batches of at most this many entries are checked in Python first: for a few rows (events served one
@@ -135,6 +159,23 @@ def _check_finite(values: np.ndarray) -> None:
         raise ValueError(
             f"X has {int(bad.sum())} {kind} value(s) (NaN or inf), in {len(rows)} row(s), the first at row "
             f"{int(rows[0])}; remove or impute them before running"
+        )
+
+
+def check_fits(values: np.ndarray, dtype, what: str = "X", first_row: int = 0) -> None:
+    """Refuses finite ``values`` beyond the largest number of the float ``dtype`` they are to be cast to (float64
+    values past about 3.4e38 for float32), which the cast would make infinite; ``first_row``: the stream's row of
+    ``values[0]``, for the message."""
+    limit = np.finfo(dtype).max
+    if values.dtype.kind != "f" or values.size == 0 or np.finfo(values.dtype).max <= limit:
+        return
+    beyond = np.abs(values) > limit
+    if beyond.any():
+        where = np.nonzero(beyond)
+        first = tuple(int(i[0]) for i in where)
+        raise ValueError(
+            f"{what} has {int(beyond.sum())} value(s) beyond the range of {np.dtype(dtype).name} (±{limit:.4g}), "
+            f"the first at row {first_row + first[0]} ({float(values[first])!r}); scale them down, or use float64"
         )
 
 

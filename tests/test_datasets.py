@@ -93,6 +93,17 @@ def test_normalisation_keeps_zero_rows():
     np.testing.assert_allclose(l2_normalize(X), [[0.6, 0.8], [0.0, 0.0]])
 
 
+def test_normalisation_of_rows_whose_squares_overflow_or_underflow():
+    X = np.array([[3e200, -4e200], [3e-200, 4e-200], [1e-300, 0.0], [3.0, 4.0], [0.0, 0.0], [1e308, 1e308]])
+    with np.errstate(all="raise"):
+        out = l2_normalize(X)
+    expected = [[0.6, -0.8], [0.6, 0.8], [1.0, 0.0], [0.6, 0.8], [0.0, 0.0], [0.5**0.5, 0.5**0.5]]
+    np.testing.assert_allclose(out, expected, rtol=1e-15)
+    assert np.array_equal(out[3], np.array([3.0, 4.0]) / 5.0)  # an ordinary row: the plain formula's bits
+    sparse = jcsol.SparseRows(np.array([[0, 1], [0, 1]]), X[:2], 2)
+    np.testing.assert_allclose(l2_normalize(sparse).values, expected[:2], rtol=1e-15)
+
+
 def test_gzip_and_plain_files_read_the_same(tmp_path):
     text = b"+1 1:2 3:1\n-1 2:5\n"
     (tmp_path / "a.svm").write_bytes(text)

@@ -93,6 +93,29 @@ def test_sparse_rows_give_dense_results():
         np.testing.assert_array_equal(dense.counts, sparse.counts)
 
 
+def test_scipy_sparse_matrices_are_sparse_rows():
+    sparse = pytest.importorskip("scipy.sparse")
+    Xs, y = jcsol.datasets.load("spambase", sparse=True)
+    Xd = Xs.todense()
+    learner = jcsol.ACOG(eta=[0.1, 10.0], diagonal=True)
+    expected = jcsol.run(learner, Xs, y, perms=2)
+    coo = sparse.coo_array(Xd)
+    doubled = sparse.coo_matrix(  # every stored entry split in two halves: the matrix sums them
+        (np.r_[coo.data, coo.data] / 2, (np.r_[coo.row, coo.row], np.r_[coo.col, coo.col])), shape=Xd.shape
+    )
+    for matrix in (sparse.csr_matrix(Xd), sparse.csr_array(Xd), sparse.csc_matrix(Xd), doubled):
+        rows = jcsol.SparseRows.from_scipy(matrix)
+        np.testing.assert_array_equal(rows.todense(), Xd)
+        assert rows.indices.shape[1] == (Xd != 0).sum(axis=1).max()
+        got = jcsol.run(learner, matrix, y, perms=2)
+        np.testing.assert_array_equal(got.counts, expected.counts)
+        np.testing.assert_array_equal(got.states.mu, expected.states.mu)
+    live = jcsol.Live(jcsol.ACOG(eta=jcsol.decades(), diagonal=True), n_features=Xd.shape[1])
+    live.learn(sparse.csr_matrix(Xd[:300]), y[:300])
+    first = jcsol.SparseRows(Xs.indices[300:305], Xs.values[300:305], Xs.n_features)
+    np.testing.assert_array_equal(live.predict(sparse.csr_matrix(Xd[300:305])), live.predict(first))
+
+
 def test_objectives_set_rho(small):
     X, y = small
     offline = jcsol.run(jcsol.COG(eta=10.0), X, y, perms=3, key=1)

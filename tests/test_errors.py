@@ -28,6 +28,40 @@ def test_infinite_features(stream):
         jcsol.run(jcsol.COG(), X, y, perms=1)
 
 
+def test_values_beyond_the_working_dtype(stream, tmp_path):
+    """Finite float64 values that float32 cannot hold are refused where they would become infinite in the cast:
+    a run's features and costs, a live learner's, a file loaded or stored unnormalised (the estimator's:
+    tests/test_sklearn.py)."""
+    X, y = stream
+    X = X.astype(np.float64)
+    X[5, 2] = -1e39
+    beyond = r"X has 1 value\(s\) beyond the range of float32 .*row 5 \(-1e\+39\)"
+    with pytest.raises(ValueError, match=beyond):
+        jcsol.run(jcsol.COG(), X, y, perms=1)
+    sparse = jcsol.SparseRows(np.tile(np.arange(X.shape[1]), (len(y), 1)), X, X.shape[1])
+    with pytest.raises(ValueError, match=beyond):
+        jcsol.run(jcsol.ACOG(diagonal=True), sparse, y, perms=1)
+    costs = np.ones(len(y))
+    costs[9] = 1e300
+    with pytest.raises(ValueError, match=r"costs has 1 value\(s\) beyond the range of float32 .*row 9"):
+        jcsol.run(jcsol.COG(), X / 1e39, y, perms=1, costs=costs, objective=jcsol.Cost(c_p=0.5, c_n=0.5))
+    live = jcsol.Live(jcsol.ACOG(eta=jcsol.decades(), diagonal=True), n_features=X.shape[1])
+    for call in (lambda: live.predict(X), lambda: live.learn(X, y), lambda: live.predict(sparse, ids=range(len(y)))):
+        with pytest.raises(ValueError, match=beyond):
+            call()
+    assert live.events == 0 and len(live.store) == 0
+    path = tmp_path / "wide.svm"
+    path.write_text("+1 1:0.5 2:1e300\n-1 1:0.25\n")
+    with pytest.raises(ValueError, match=r"beyond the range of float32 .*row 0 \(1e\+300\)"):
+        jcsol.datasets.load(path, normalize=False)
+    with pytest.raises(ValueError, match=r"wide.svm: X has 1 value\(s\) beyond the range of float32 .*row 0"):
+        jcsol.datasets.RowStore.build(path, tmp_path / "store", normalize=False)
+    assert not (tmp_path / "store").exists()
+    X64, _ = jcsol.datasets.load(path, normalize=False, dtype="float64")
+    assert X64[0, 1] == 1e300
+    np.testing.assert_array_equal(jcsol.datasets.load(path)[0], [[0.0, 1.0], [1.0, 0.0]])  # normalised, it fits
+
+
 def test_non_binary_labels(stream):
     X, y = stream
     y = y.astype(float)

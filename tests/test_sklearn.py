@@ -232,3 +232,13 @@ def test_bad_parameters_are_refused_by_fit(german_raw, params, error):
     labels = np.where(y > 0, 1, 0)
     with pytest.raises((TypeError, ValueError), match=error):
         OnlineClassifier(**params).fit(X[:50], labels[:50])
+
+
+def test_values_beyond_float32_are_refused_unless_normalised(german_raw):
+    X, y = german_raw
+    X = X[:50].astype(np.float64)
+    X[4, 1] = 1e300
+    labels = np.where(y[:50] > 0, 1, 0)
+    with pytest.raises(ValueError, match=r"X has 1 value\(s\) beyond the range of float32 .*row 4 \(1e\+300\)"):
+        OnlineClassifier(normalize=False).fit(X, labels)
+    assert OnlineClassifier().fit(X, labels).predict(X[4:5]).shape == (1,)  # its row normalised: it fits

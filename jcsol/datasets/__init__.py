@@ -29,7 +29,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..stream import SparseRows, check_features
+from ..stream import SparseRows, check_features, check_fits
 from . import synthetic
 from .libsvm import check_n_features, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
@@ -196,9 +196,21 @@ def l2_normalize(X: SparseRows) -> SparseRows: ...
 @overload
 def l2_normalize(X: np.ndarray) -> np.ndarray: ...
 def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
-    """Each row divided by its L2 norm; a zero row stays zero."""
+    """Each row divided by its L2 norm; a zero row stays zero. A row whose sum of squares overflows or underflows
+    (values from about 1e154, or all below about 1e-146, in float64) has its norm taken over the row divided by its
+    largest magnitude first."""
     values = X.values if isinstance(X, SparseRows) else X
-    norms = np.sqrt(np.einsum("ij,ij->i", values, values))
+    if values.dtype.kind != "f":
+        values = values.astype(np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        squares = np.einsum("ij,ij->i", values, values)
+    info = np.finfo(squares.dtype)
+    extreme = (np.isinf(squares) | (squares < info.tiny / info.eps)) & (values != 0).any(axis=1)
+    norms = np.sqrt(squares)
+    if extreme.any():
+        rows = values[extreme]
+        largest = np.abs(rows).max(axis=1)
+        norms[extreme] = largest * np.linalg.norm(rows / largest[:, None], axis=1)
     scaled = values / np.where(norms > 0, norms, 1.0)[:, None]
     return X._replace(values=scaled) if isinstance(X, SparseRows) else scaled
 
@@ -270,6 +282,7 @@ def load(
     y = binarize(labels, positive)
     if normalize:
         rows = l2_normalize(rows)
+    check_fits(rows.values, dtype)
     rows = rows._replace(values=rows.values.astype(dtype))
     return (rows if sparse else rows.todense()), y
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..stream import SparseRows, check_features
+from ..stream import SparseRows, check_features, check_fits
 from .libsvm import MAX_INDEX, check_n_features, iter_libsvm_blocks, read_libsvm
 
 FORMAT = 1
@@ -244,6 +244,7 @@ def _write_arrays(
                 raise RuntimeError(f"{source} changed while it was read (more rows than in the first pass)")
             if normalize:
                 rows = l2_normalize(rows)
+            check_fits(rows.values, dtype, f"{source}: X", first_row=row)
             pad = ((0, 0), (0, width - rows.indices.shape[1]))
             block_indices = np.pad(rows.indices, pad).astype(np.int32)
             block_values = np.pad(rows.values, pad).astype(dtype)

@@ -60,7 +60,7 @@ from ..files import ARCHIVE_ERRORS, atomic_write
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
-from ..stream import SparseRows, check_features, check_labels
+from ..stream import SparseRows, check_features, check_fits, check_labels, is_scipy_sparse
 from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score, window_auc
 from .leaderboard import Leaderboard
@@ -577,14 +577,16 @@ class Live:
             and math.isfinite(X.sum())
         ):
             return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
-        if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X):
+        if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X) and not is_scipy_sparse(X):
             if self.encoder is None:
                 raise TypeError(
                     f"a batch of type {type(X).__name__} needs an encoder (Live(..., encoder="
-                    "jcsol.features.TableEncoder(...))); without one give an array or jcsol.SparseRows"
+                    "jcsol.features.TableEncoder(...))); without one give an array, jcsol.SparseRows or a SciPy sparse "
+                    "matrix"
                 )
             X = self.encoder.fit_transform(X) if update else self.encoder.transform(X)
         X = check_features(X, columns_once=update)  # rows learnt (now or from the store) name each column once
+        check_fits(X.values if isinstance(X, SparseRows) else X, self.dtype)
         if isinstance(X, SparseRows):
             X = SparseRows(X.indices, X.values.astype(self.dtype, copy=False), X.n_features)
         else:
