@@ -27,7 +27,7 @@ import numpy as np
 
 from .files import ARCHIVE_ERRORS, atomic_write
 
-FORMAT = 2
+FORMAT = 3  # 2: every field under the digest; 3: a run's mistake cost carried with its rounding error
 
 
 class CheckpointError(RuntimeError):
@@ -116,8 +116,7 @@ def _read(path: str) -> tuple[dict, list[np.ndarray]]:
     if meta.get("format") != FORMAT:
         raise CheckpointError(
             f"checkpoint {path} has format {meta.get('format')!r}, this version of jcsol reads "
-            f"format {FORMAT} (older checkpoints did not cover all their fields with their digest); "
-            "delete it to start over"
+            f"format {FORMAT} (older checkpoints carry other fields); delete it to start over"
         )
     if meta.get("digest") != _digest(meta, leaves):
         raise CheckpointError(

@@ -176,12 +176,12 @@ def test_checkpoint_of_the_previous_format_is_refused(german, tmp_path):
     path = tmp_path / "old.ckpt"
     jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
 
-    def to_format_1(meta, arrays):
-        meta["format"] = 1
+    def to_format_2(meta, arrays):  # format 2 carried a run's mistake cost without its rounding error
+        meta["format"] = 2
         meta["digest"] = _digest(meta, [arrays[f"leaf_{i}"] for i in range(meta["n_leaves"])])
 
-    _rewrite(path, to_format_1)
-    with pytest.raises(CheckpointError, match="format 1.*reads format 2"):
+    _rewrite(path, to_format_2)
+    with pytest.raises(CheckpointError, match="format 2.*reads format 3"):
         jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=500, checkpoint=path)
 
 

@@ -37,6 +37,25 @@ def test_mistake_cost_sums_example_costs_over_mistakes(small):
     assert res.best("example_cost").index == (int(np.argmin(res.mistake_cost.mean(-1))),)
 
 
+def test_mistake_cost_keeps_costs_below_the_sums_last_place(small):
+    """A first mistake of cost 1e8 (float32's last place there: 8), then costs below 1: summed plainly in
+    float32 the later ones are lost; compensated, the total is the exact sum rounded to float32."""
+    X, y = small
+    y = y.copy()
+    y[0] = -1  # round 0 scores 0 (zero weights), predicted +1: a false alarm
+    costs = np.random.default_rng(4).uniform(0, 1, len(y))
+    costs[0] = 1e8
+    res = jcsol.run(jcsol.COG(), X, y, perms=np.arange(len(y))[None], costs=costs, record_scores=True, chunk_size=7)
+    wrong = (res.scores[0] >= 0) != (y > 0)
+    assert wrong[0] and wrong.sum() > 20
+    exact = (wrong * costs.astype(np.float32).astype(np.float64)).sum()
+    assert res.mistake_cost[0] == np.float32(exact)
+    plain = np.float32(0)
+    for cost in costs.astype(np.float32)[wrong]:
+        plain = np.float32(plain + cost)
+    assert plain == np.float32(1e8) != res.mistake_cost[0]
+
+
 def test_default_cost_is_the_class_weight(small):
     X, y = small
     res = jcsol.run(jcsol.COG(), X, y, perms=2, objective=jcsol.Cost(c_p=0.8, c_n=0.2))

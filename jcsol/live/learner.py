@@ -67,7 +67,8 @@ from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores
 
-FORMAT = 2  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot
+FORMAT = 3  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot;
+# 3: the engine's carries hold each configuration's mistake cost with its rounding error
 MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
 _COMPILED: CompiledCache[Any] = CompiledCache()
 
