@@ -301,7 +301,7 @@ class TableEncoder:
             index[:, m:], value[:, m:] = self._hash_categories(factors)
         index, value = _merge_collisions(index, value)
         if X is not None:
-            _check_finite(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max)
+            _check_encodable(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max)
         if self._normalize:
             value = l2_normalize(value)
         if statistics is not None:  # kept only once every row is encoded
@@ -326,7 +326,7 @@ class TableEncoder:
         )
         return slot[codes], sign[codes]
 
-    @np.errstate(over="ignore", invalid="ignore")  # an overflow is refused by name: _check_finite
+    @np.errstate(over="ignore", invalid="ignore")  # an overflow is refused by name: _check_encodable
     def _scale(self, X: np.ndarray, update: bool) -> tuple[np.ndarray, tuple | None]:
         """``(x − mean) / std`` of each value with the statistics including its row (``update``) or those so far,
         0 where missing or while the standard deviation is 0 (``inf`` where the statistics overflowed); and with
@@ -513,7 +513,7 @@ def _numeric_from_objects(column: str, values) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
-def _check_finite(columns, X: np.ndarray, z: np.ndarray, limit: float) -> None:
+def _check_encodable(columns, X: np.ndarray, z: np.ndarray, limit: float) -> None:
     """Refuses a numeric value too large to encode, naming its column and row: where a running sum of squares
     or a scaled value overflowed float64 (values from about 1e154), or a scaled value exceeds ``limit`` (the
     rows' dtype's largest number, when they are not normalised)."""
