@@ -420,6 +420,7 @@ def run(
         time_compile=time_compile,
         time_run=time_run,
         resumed_at=min(first * chunk, length),
+        n_features=int(d),
     )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import metrics
 from .metrics import FN, FP, TN, TP
+from .stream import dense_features
 
 
 class Best(NamedTuple):
@@ -54,6 +55,7 @@ class Result:
             weights ``ρ_t`` unless the run was given ``costs``).
         scores: ``grid_shape + (P, L)`` every round's pre-update score, when the run recorded them.
         resumed_at: the round from which this process continued a checkpointed run (0: from the start).
+        n_features: the dimension ``d`` of the rows the runs learnt from.
     """
 
     learner: Any
@@ -69,6 +71,7 @@ class Result:
     mistake_cost: np.ndarray | None = None
     scores: np.ndarray | None = None
     resumed_at: int = 0
+    n_features: int | None = None
 
     # -- sizes and timings ------------------------------------------------------------------------------
     @property
@@ -171,14 +174,18 @@ class Result:
 
     # -- models -----------------------------------------------------------------------------------------
     def score(self, X) -> np.ndarray:
-        """Scores of held-out rows ``X`` ``(n, d)`` under every run's final model: ``grid_shape + (P, n)``."""
+        """Scores of held-out rows ``X`` ``(n, d)`` under every run's final model: ``grid_shape + (P, n)``.
+
+        ``X`` is checked as :func:`jcsol.run` checks its rows (a dense array, :class:`jcsol.SparseRows` or a
+        SciPy sparse matrix; no NaN or infinite value, none beyond the states' dtype) and must have the
+        dimension the runs learnt from."""
+        X = dense_features(X, jax.tree.leaves(self.states)[0].dtype, self.n_features)
         n_grid = math.prod(self.grid_shape)
         leaves, treedef = jax.tree.flatten(self.learner)
         flat_learner = jax.tree.unflatten(
             treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves]
         )
         states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape) :]), self.states)
-        X = np.asarray(X, dtype=jax.tree.leaves(self.states)[0].dtype)
         one = lambda learner, state: learner.score(state, X)
         scores = jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(flat_learner, states)
         return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])

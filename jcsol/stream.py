@@ -179,6 +179,18 @@ def check_fits(values: np.ndarray, dtype, what: str = "X", first_row: int = 0) -
         )
 
 
+def dense_features(X, dtype, n_features: int | None = None) -> np.ndarray:
+    """Rows to score, as dense ``dtype`` rows: an array, :class:`SparseRows` or a SciPy sparse matrix, checked as
+    a run's rows are (no NaN or infinite value, none beyond ``dtype``; a column named twice in a sparse row adds
+    its entries, as a score does), of ``n_features`` columns when given (the models' dimension)."""
+    X = check_features(X, columns_once=False)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features; the models learnt from rows of {n_features}")
+    X = X.todense() if isinstance(X, SparseRows) else X
+    check_fits(X, dtype)
+    return X.astype(dtype, copy=False)
+
+
 def check_labels(y) -> np.ndarray:
     """``y`` as an int8 array of ±1, refusing anything that is not exactly a binary ±1 labelling."""
     y = np.asarray(y)

@@ -82,6 +82,17 @@ def test_score_uses_final_models(small):
     scores = res.score(X[:10])
     assert scores.shape == (2, 2, 10)
     np.testing.assert_allclose(scores[1, 0], X[:10] @ np.asarray(res.states.mu[1, 0]), rtol=1e-5, atol=1e-6)
+    rows = jcsol.SparseRows(np.tile(np.arange(X.shape[1]), (10, 1)), X[:10], X.shape[1])
+    np.testing.assert_array_equal(res.score(rows), scores)  # held-out rows of any kind a run takes
+    bad = X[:10].astype(np.float64)
+    bad[4, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN value.*row 4"):
+        res.score(bad)
+    bad[4, 2] = 1e39
+    with pytest.raises(ValueError, match="beyond the range of float32.*row 4"):
+        res.score(bad)
+    with pytest.raises(ValueError, match=f"X has 3 features; the models learnt from rows of {X.shape[1]}"):
+        res.score(X[:10, :3])
 
 
 def test_sparse_rows_give_dense_results():
@@ -110,6 +121,7 @@ def test_scipy_sparse_matrices_are_sparse_rows():
         got = jcsol.run(learner, matrix, y, perms=2)
         np.testing.assert_array_equal(got.counts, expected.counts)
         np.testing.assert_array_equal(got.states.mu, expected.states.mu)
+    np.testing.assert_array_equal(got.score(sparse.csr_matrix(Xd[:7])), got.score(Xd[:7]))
     live = jcsol.Live(jcsol.ACOG(eta=jcsol.decades(), diagonal=True), n_features=Xd.shape[1])
     live.learn(sparse.csr_matrix(Xd[:300]), y[:300])
     first = jcsol.SparseRows(Xs.indices[300:305], Xs.values[300:305], Xs.n_features)

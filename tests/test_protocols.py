@@ -261,3 +261,21 @@ def test_offline_vs_laplace_pairs_the_permutations(part):
     np.testing.assert_array_equal(out.offline.sweep.orders, out.laplace.sweep.orders)
     assert not np.array_equal(out.offline.sweep.counts, out.laplace.sweep.counts)
     assert set(out.values) == {"offline", "laplace"}
+
+
+def test_protocols_take_sparse_rows_and_scipy_matrices(part):
+    """The held-out scoring of cross_validate and protocol_auc takes the rows a run takes: the same AUCs and
+    held-out measures from dense rows, SparseRows and a CSR matrix."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = part
+    X, y = X[:150], y[:150]
+    rows = jcsol.SparseRows(np.tile(np.arange(X.shape[1]), (len(y), 1)), X, X.shape[1])
+    kinds = (X, rows, sparse.csr_matrix(X))
+    splits = protocols.cv_splits(y, 3, 1)
+    aucs = [protocols.protocol_auc(jcsol.KOIL(), each, y, splits).auc for each in kinds]
+    held = [
+        protocols.cross_validate(jcsol.COG(), each, y, folds=3, grid={"eta": [0.1, 1.0]}).held_out() for each in kinds
+    ]
+    for other in range(1, 3):
+        np.testing.assert_array_equal(aucs[other], aucs[0])
+        np.testing.assert_array_equal(held[other], held[0])

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..metrics import auc
+from ..stream import dense_features
 from .cost_sensitive import _run
 from .splits import Splits
 
@@ -58,7 +59,6 @@ def protocol_auc(
     """
     if not isinstance(splits, Splits):
         raise TypeError(f"splits must come from jcsol.protocols.cv_splits, got {type(splits).__name__}")
-    X = np.asarray(X)
     y = np.asarray(y)
     res = _run(learner, X, y, perms=splits.train, key=key, dtype=dtype, **run_kwargs)
     start = time.perf_counter()
@@ -82,11 +82,11 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
                 f"got {type(scorer).__name__}"
             )
         learner = jax.tree.unflatten(jax.tree.structure(scorer), jax.tree.leaves(learner))
-    X = np.asarray(X)
     y = np.asarray(y)
     grid_shape, P = result.grid_shape, result.n_perms
     n_grid = math.prod(grid_shape)
     float_dtype = np.dtype(dtype or np.float32)
+    X = dense_features(X, float_dtype, result.n_features)
     leaves, treedef = jax.tree.flatten(learner)
     per_run = jax.tree.unflatten(
         treedef, [np.repeat(np.broadcast_to(np.asarray(l, float_dtype), grid_shape).reshape(n_grid), P) for l in leaves]
@@ -94,7 +94,7 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
     states = jax.tree.map(lambda a: a.reshape((n_grid * P,) + a.shape[len(grid_shape) + 1 :]), result.states)
     tests = np.tile(splits.test, (n_grid, 1))
     masks = np.tile(splits.test_mask, (n_grid, 1))
-    Xd = jnp.asarray(X, float_dtype)
+    Xd = jnp.asarray(X)
     values = _score_runs_jit(per_run, states, Xd, jnp.asarray(tests), jnp.asarray(masks), jnp.asarray(y), batch=batch)
     return np.asarray(jax.block_until_ready(values)).reshape(grid_shape + (P,))
 

@@ -28,7 +28,6 @@ from ..grids import decades
 from ..grids import grid as product_grid
 from ..objective import Cost, Objective, Sum
 from ..result import Result
-from ..stream import SparseRows
 from .splits import cv_splits
 
 __all__ = [
@@ -361,8 +360,7 @@ def cross_validate(
     for p, (rows, held_out) in enumerate(zip(splits.test, splits.test_mask)):
         tests[p, rows[held_out]] = True
     train = _run(learner_grid, X, y, perms=splits.train, objective=objective, key=key, **run_kwargs)
-    dense = X.todense() if isinstance(X, SparseRows) else np.asarray(X)
-    scores = train.score(dense)  # grid + (P, n)
+    scores = train.score(X)  # grid + (P, n)
     pred = scores >= 0
     label = (y_arr > 0)[None, :]
     cells = [(pred & label), (~pred & label), (pred & ~label), (~pred & ~label)]  # TP, FN, FP, TN
