@@ -205,7 +205,8 @@ def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
     with np.errstate(over="ignore", under="ignore"):
         squares = np.einsum("ij,ij->i", values, values)
     info = np.finfo(squares.dtype)
-    extreme = (np.isinf(squares) | (squares < info.tiny / info.eps)) & (values != 0).any(axis=1)
+    extreme = np.isinf(squares) | (squares < info.tiny / info.eps)
+    extreme[extreme] = (values[extreme] != 0).any(axis=1)  # a zero row stays zero
     norms = np.sqrt(squares)
     if extreme.any():
         rows = values[extreme]
