@@ -638,7 +638,33 @@ def test_bad_input_is_refused_before_any_work(stream):
     bad[1, 2] = np.inf
     with pytest.raises(ValueError, match="infinite"):
         live.learn(bad[1:2].astype(np.float32), y[1:2])  # one event, the learner's own dtype
+    own = np.tile(X[:8].astype(np.float32), (8, 1))  # 64 rows: more values than are summed in Python
+    own[50, 3] = np.nan
+    for rows in (own[48:52], own[48:56:2], own):  # summed from the buffer, not contiguous, by NumPy
+        with pytest.raises(ValueError, match="NaN"):
+            live.learn(rows, np.ones(len(rows)))
+    huge = np.full((64, X.shape[1]), 3e38, np.float32)  # finite, though a float32 sum of a row overflows
+    with np.errstate(over="ignore"):
+        assert np.isinf(huge[:1].sum())
+    for rows in (huge[:1], huge):
+        assert np.isfinite(live.predict(rows)).all()
     assert live.leaderboard().pending == 0 and live.leaderboard().events == 10
+
+
+def test_labels_of_any_numeric_dtype_learn_the_same_bits(stream):
+    X, y = stream
+    learner = jcsol.ACOG(eta=np.array([0.1, 1.0]), diagonal=True)
+    lives = []
+    for labels in (y, y.astype(np.int64), y.astype(np.float32), y.astype(np.float64).tolist()):
+        live = Live(learner)
+        for a, b in ((0, 1), (1, 70), (70, len(y))):  # one event, a few (checked in Python), many (by NumPy)
+            live.learn(X[a:b], labels[a:b])
+        live.predict(X[:5], ids=range(5))
+        live.learn(ids=range(5), y=labels[:5])
+        lives.append(live)
+    for live in lives[1:]:
+        for a, b in zip(jax.tree.leaves((live.carry, live.board)), jax.tree.leaves((lives[0].carry, lives[0].board))):
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("k", [3, 40])  # a few entries (checked in Python) and many (NumPy)

@@ -65,10 +65,11 @@ from ..watchdog import resolve_timeout
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score, window_auc
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
-from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores
+from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores, working_labels
 
 FORMAT = 3  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot;
 # 3: the engine's carries hold each configuration's mistake cost with its rounding error
+_INT8 = np.dtype(np.int8)
 MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
 _COMPILED: CompiledCache[Any] = CompiledCache()
 
@@ -242,7 +243,6 @@ class Live:
             if rows.shape[0] != len(y):
                 raise ValueError(f"X has {rows.shape[0]} rows but y has {len(y)} labels")
             arrival = served = None
-        y = y.astype(self.dtype)
         pieces = _pieces(len(y), self.batch_sizes)
         out, start = [], 0
         for size in pieces:
@@ -575,7 +575,7 @@ class Live:
             and X.dtype == self.dtype
             and X.ndim == 2
             and X.shape[1] == self.n_features
-            and math.isfinite(X.sum())
+            and _sum_is_finite(X)
         ):
             return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
         if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not _is_matrix(X) and not is_scipy_sparse(X):
@@ -634,6 +634,7 @@ def _learn_impl(
     """The engine's rounds over the first ``length`` events of a padded batch for each learner (a single run,
     its grid vmapped), then the board's; the counts halved if they have counted 2**30 events
     (:func:`~jcsol.live.board.halve_when_full`)."""
+    y = working_labels(y, rows)
     new, per_learner, start = [], [], 0
     for carry, learner, size in zip(carries, learners, sizes):
         own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
@@ -831,12 +832,27 @@ def _take(rows, a: int, b: int):
 
 
 def _labels(y) -> np.ndarray:
-    """``y`` checked as ±1 labels (a fast path for the common case, :func:`check_labels` for the message)."""
+    """``y`` checked as ±1 labels, as int8 (a fast path for the common case, :func:`check_labels` for the
+    message). The compiled calls cast them to the working dtype (:func:`~jcsol.live.units.working_labels`): int8
+    labels reach them with no NumPy call, which costs several µs between two XLA calls."""
     if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "if":
         # a few labels are checked faster in Python than by NumPy's calls
         if set(y.tolist()) <= {1, -1} if y.size <= 64 else ((y == 1) | (y == -1)).all():
-            return y
+            return y if y.dtype is _INT8 else y.astype(_INT8)
     return check_labels(y)
+
+
+def _sum_is_finite(X: np.ndarray) -> bool:
+    """Whether the sum of ``X``'s values is finite (then each is; a sum that overflows says no, and the caller's
+    full check decides). A few values are summed by Python from the array's buffer: between two XLA calls,
+    NumPy's reduction of one event's row costs about twice as much."""
+    kind = X.dtype.char
+    if X.size <= 1024 and kind in "fd":
+        view = X.data
+        if view.c_contiguous:
+            return math.isfinite(sum(view.cast("B").cast("f" if kind == "f" else "d")))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return math.isfinite(X.sum())
 
 
 def _device_rows(rows):

@@ -271,6 +271,7 @@ def _learn_units_impl(
 ):
     """The engine's rounds over one batch for this device's units of each learner, every configuration's
     scores gathered, then the board's update (as :func:`jcsol.live.learner._learn_impl`, per unit)."""
+    y = working_labels(y, rows)
     n = y.shape[0]
     new, per_learner = [], []
     for carry, (learner, own), size in zip(carries, hyper, sizes):
@@ -282,6 +283,11 @@ def _learn_units_impl(
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
     carries, board = halve_when_full(tuple(new), board)
     return carries, board, scores
+
+
+def working_labels(y, rows):
+    """The labels of a batch, given to a call as int8 (one byte an event), in the rows' dtype."""
+    return y.astype((rows[1] if isinstance(rows, tuple) else rows).dtype)
 
 
 def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
