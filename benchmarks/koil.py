@@ -106,13 +106,31 @@ class Perceptron(jcsol.Perceptron):
     unused: Any = jcsol.base.hyperparameter(1.0)
 
 
-def load(name: str, data_dir: Path = SHARED):
+SHUTTLE_SCALES = ("minmax", "symmetric", "none", "unit")
+
+
+def load(name: str, data_dir: Path = SHARED, shuttle_scale: str = "minmax"):
     if name in SYNTHETIC:
         return koil_synthetic(*SYNTHETIC[name], seed=int(name[-1]))
     if name == "shuttle":
         X, y = jcsol.datasets.load(Path(data_dir) / "shuttle.gz", positive=3, normalize=False)
-        return minmax_scale(np.asarray(X)).astype(np.float32), np.asarray(y)
+        return scaled(np.asarray(X), shuttle_scale), np.asarray(y)
     return load_koil(FILES.get(name, name), data_dir=Path(data_dir) / "koil")
+
+
+def scaled(X: np.ndarray, how: str) -> np.ndarray:
+    """shuttle's rows as the thesis may have had them (its authors' copy is not public): each feature min-max
+    scaled to [0, 1] as their other files are (``minmax``, the default), to [-1, 1] as LIBSVM's ``svm-scale`` makes
+    ``shuttle.scale`` (``symmetric``), unscaled (``none``), or each row of unit norm (``unit``)."""
+    if how == "minmax":
+        X = minmax_scale(X)
+    elif how == "symmetric":
+        X = 2 * minmax_scale(X) - 1
+    elif how == "unit":
+        X = jcsol.datasets.l2_normalize(np.asarray(X, np.float64))
+    elif how != "none":
+        raise ValueError(f"shuttle_scale must be one of {SHUTTLE_SCALES}, got {how!r}")
+    return np.asarray(X).astype(np.float32)
 
 
 def selection_rows(y, train_rows, cap: int, seed: int) -> np.ndarray:
