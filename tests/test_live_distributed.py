@@ -6,9 +6,24 @@ ending the others with an error."""
 import textwrap
 import time
 
+import jax
 import numpy as np
 import pytest
 from test_distributed import _bit_identical, _finish, _launch, _same_files, _start, _succeeded
+
+from jcsol.live.units import check_jax_for_processes
+
+
+def _jax_lays_live_over_processes(version: str) -> bool:
+    try:
+        check_jax_for_processes(version)
+    except RuntimeError:
+        return False
+    return True
+
+
+NEW_JAX = _jax_lays_live_over_processes(jax.__version__)
+needs_new_jax = pytest.mark.skipif(not NEW_JAX, reason="a live learner over several processes needs jax 0.9.1")
 
 # One process of a live job: joins (when there are several), plays SCRIPT on german's rows with a live learner
 # (from its start, or from the save it loads), and writes the learner's states, board, scores and served
@@ -62,6 +77,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@needs_new_jax
 @pytest.mark.parametrize(
     "blocks",
     [4, pytest.param(1, marks=pytest.mark.slow)],
@@ -77,6 +93,7 @@ def test_two_processes_equal_one_process_of_two_devices(tmp_path, blocks):
     _same_files(tmp_path / "one" / "0-of-1.npz", [tmp_path / "single" / "0-of-1.npz"])
 
 
+@needs_new_jax
 @pytest.mark.slow
 def test_four_processes_and_two_of_two_devices_equal_one_process_of_four(tmp_path):
     # 4 blocks over 4 devices: padded to 8 units, two a device
@@ -86,6 +103,7 @@ def test_four_processes_and_two_of_two_devices_equal_one_process_of_four(tmp_pat
     assert int(ref["events"]) == 224
 
 
+@needs_new_jax
 def test_a_save_interrupted_on_one_process_resumes_from_the_generation_all_hold(tmp_path):
     path = tmp_path / "live.npz"
     job = {"blocks": 4, "path": str(path), "select": "hedge"}
@@ -119,7 +137,23 @@ def test_a_save_interrupted_on_one_process_resumes_from_the_generation_all_hold(
             np.testing.assert_array_equal(got[key], ref[key], err_msg=f"{name}: {key}")
 
 
+@needs_new_jax
 @pytest.mark.slow
 def test_processes_that_make_different_calls_all_refuse(tmp_path):
     for rc, err in _launch(2, 1, {"blocks": 4, "path": str(tmp_path / "x"), "key_step": 1}, tmp_path, worker=WORKER):
         assert rc != 0 and "ValueError" in err and "called Live.start with different" in err, err[-3000:]
+
+
+def test_jax_versions_that_cannot_lay_a_live_learner_over_processes_are_named():
+    for version in ("0.8.0", "0.9.0", "0.9.0.1"):
+        assert not _jax_lays_live_over_processes(version)
+    for version in ("0.9.1", "0.10.2", "0.11.0.dev20270101", "1.0"):
+        assert _jax_lays_live_over_processes(version)
+    with pytest.raises(RuntimeError, match=r"several processes needs jax 0\.9\.1 or later \(this is jax 0\.8\.0"):
+        check_jax_for_processes("0.8.0")
+
+
+@pytest.mark.skipif(NEW_JAX, reason="the refusal of an older jax")
+def test_older_jax_refuses_a_live_learner_over_processes_before_any_work(tmp_path):
+    for rc, err in _launch(2, 1, {"blocks": 4, "path": str(tmp_path / "x")}, tmp_path, worker=WORKER):
+        assert rc != 0 and "RuntimeError: a live learner over several processes needs jax 0.9.1" in err, err[-3000:]

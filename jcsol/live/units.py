@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from typing import Any
 
 import jax
@@ -74,6 +75,8 @@ class Units:
             keys = _pad_runs(keys, len(self.devices))
         self.n_units = keys.shape[0]
         platform = self.devices[0].platform
+        if jax.process_count() > 1:
+            check_jax_for_processes(jax.__version__)
         self.spread = (
             Spread(self.devices, self.n_units, timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu")
             if jax.process_count() > 1
@@ -222,6 +225,22 @@ class Units:
         if self.spread is None:
             return fn()
         return self.spread.collective(lambda: jax.block_until_ready(fn()), what)
+
+
+#: The first JAX that places a live learner's states over several processes: from 0.8.0 to 0.9.0, ``device_put``
+#: of the initial states onto the processes' mesh fails ("Unexpected XLA sharding override").
+PROCESSES_NEED_JAX = (0, 9, 1)
+
+
+def check_jax_for_processes(version: str) -> None:
+    """Refuses a live learner over several processes under a JAX older than :data:`PROCESSES_NEED_JAX`."""
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+    if numbers < PROCESSES_NEED_JAX:
+        need = ".".join(map(str, PROCESSES_NEED_JAX))
+        raise RuntimeError(
+            f"a live learner over several processes needs jax {need} or later (this is jax {version}, whose "
+            f"device_put cannot lay its states over the processes); pip install 'jax>={need}' 'jaxlib>={need}'"
+        )
 
 
 def _all_units(a, gather: bool):
