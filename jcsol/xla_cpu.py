@@ -109,5 +109,10 @@ def _knows_library_fusions(jaxlib_version: str | None) -> bool:
     """Whether XLA in jaxlib ``jaxlib_version`` (the installed one when ``None``) reads the fusions option."""
     if jaxlib_version is None:
         jaxlib_version = jaxlib.version.__version__
-    numbers = tuple(int(n) for n in re.findall(r"\d+", jaxlib_version)[:3])
-    return numbers >= _FIRST_WITH_LIBRARY_FUSIONS
+    return version_numbers(jaxlib_version) >= _FIRST_WITH_LIBRARY_FUSIONS
+
+
+def version_numbers(version: str) -> tuple[int, ...]:
+    """The first three numbers of a version string (``"0.9.0.1"``, ``"0.11.0.dev20270101"``), to compare with a
+    tuple such as ``(0, 8, 1)``."""
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:3])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from typing import Any
 
 import jax
@@ -43,6 +42,7 @@ from ..engine import (
 )
 from ..linalg import SparseVector, densify
 from ..watchdog import resolve_timeout
+from ..xla_cpu import version_numbers
 from .board import Board, Selection, advance_board, halve_when_full, served_score
 
 
@@ -75,13 +75,12 @@ class Units:
             keys = _pad_runs(keys, len(self.devices))
         self.n_units = keys.shape[0]
         platform = self.devices[0].platform
+        self.spread: Spread | None = None
         if jax.process_count() > 1:
             check_jax_for_processes(jax.__version__)
-        self.spread = (
-            Spread(self.devices, self.n_units, timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu")
-            if jax.process_count() > 1
-            else None
-        )
+            self.spread = Spread(
+                self.devices, self.n_units, timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu"
+            )
         self.mesh = Mesh(np.array(self.devices), ("runs",))
         self.hyper = self.split(tuple(hyper)) if self.per_unit else self.whole(tuple(hyper))
         self.objective = self.whole(objective)
@@ -234,8 +233,7 @@ PROCESSES_NEED_JAX = (0, 9, 1)
 
 def check_jax_for_processes(version: str) -> None:
     """Refuses a live learner over several processes under a JAX older than :data:`PROCESSES_NEED_JAX`."""
-    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:3])
-    if numbers < PROCESSES_NEED_JAX:
+    if version_numbers(version) < PROCESSES_NEED_JAX:
         need = ".".join(map(str, PROCESSES_NEED_JAX))
         raise RuntimeError(
             f"a live learner over several processes needs jax {need} or later (this is jax {version}, whose "
