@@ -13,6 +13,8 @@ ch. 4 (KOIL with multiple kernel learning, after Jin, Hoi, Yang, *Online multipl
     python benchmarks/koil_mkl.py --sets shuttle --hindsight FIFO++ --decay      # the decayed variant over every C
     python benchmarks/koil_mkl.py --sets shuttle --fixed-C 16 --decay --shuttle-scale symmetric   # another copy
     python benchmarks/koil_mkl.py --code --sets sonar --json code.json   # as the authors' C++ code configures it
+    python benchmarks/koil_mkl.py --code --widths sigma --sets shuttle   # the same with the thesis's σ widths
+    python benchmarks/koil_mkl.py --sets poker --fixed-C 1 --decay --loss smooth --policies RS++ --held-draws 30
 
 Protocol (the thesis, §4.4, and the evaluation of its Table 3.3): the pool of 16 kernels of
 :func:`jcsol.algorithms.kernels.mkl_pool` (polynomial ``(xᵀx')^p``, ``p = 1, 2, 3``; Gaussian ``σ = 2^-6…2^6``),
@@ -44,16 +46,19 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from koil import SHARED, SHUTTLE_SCALES, TOL, load, selection_rows  # benchmarks/ is on sys.path when run as a script
 
 import jcsol
 from jcsol.algorithms.kernels import mkl_pool
-from jcsol.algorithms.koil import KOILMKL
+from jcsol.algorithms.koil import KOILMKL, KOILMKLState, draw
+from jcsol.base import Example, StepInfo, choice, pytree_dataclass
 from jcsol.files import atomic_write
+from jcsol.metrics import auc_numpy
 from jcsol.protocols import cv_splits, fold_auc, protocol_auc
 
 # the thesis's Table 4.1: mean (std) of KOIL-MKL for the columns of COLUMNS
@@ -84,19 +89,72 @@ DECAY = False  # --decay
 #: --code: the Gaussian widths of the authors' C++ code, exp(−γ‖a − b‖²) with γ = 2^-6…2^6, as σ = 1/√(2γ)
 CODE_POOL = mkl_pool(sigmas=tuple(float(np.sqrt(0.5 / 2.0**g)) for g in range(-6, 7)))
 CODE = False  # --code
+WIDTHS: str | None = None  # --widths: the Gaussian widths of the pool, if not the configuration's own
+HELD: int | None = None  # --held-draws
 
 
 def learner_of(label: str) -> KOILMKL:
     return configured(*COLUMNS[LABELS.index(label)])
 
 
+class HeldState(NamedTuple):
+    """:class:`KOILMKLState`'s fields, then the key of the held numbers and the rounds so far."""
+
+    sv: jax.Array
+    alpha: jax.Array
+    fsv: jax.Array
+    gram: jax.Array
+    size: jax.Array
+    seen: jax.Array
+    head: jax.Array
+    w: jax.Array
+    key: jax.Array
+    held_key: jax.Array  # (2,) uint32
+    t: jax.Array  # () int32
+
+
+@pytree_dataclass
+class HeldDraws(KOILMKL):
+    """KOIL-MKL with the reservoir draws of the authors' C++ code (``--held-draws``), to measure what they change.
+
+    The code's RS++ (``KOIL::rs_update_budget``) calls ``srand(time(0))`` before its two ``rand()``: every call in
+    the same wall-clock second draws the same ``r0``, ``r1``. ``x_t`` replaces a slot when ``r0 mod N_t < N``
+    (``N_t`` the classifier's examples of that class so far, ``N`` the budget), and the slot is ``r1 mod N``, the
+    same for every kernel. Here ``r0``, ``r1`` (31 bits, as ``rand()``) are held for ``held`` rounds at a time: the
+    rounds the code ran in a second, which its speed set and the thesis does not report.
+    """
+
+    held: int = choice(1)
+
+    def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> HeldState:  # type: ignore[override]
+        state = super().init(d, key, dtype)
+        return HeldState(*state, held_key=state.key, t=jnp.int32(0))
+
+    def step(self, state: HeldState, ex: Example) -> tuple[HeldState, StepInfo]:  # type: ignore[override]
+        dtype = ex.x.dtype
+        data, u = draw(state.key, self.draw_shape, dtype)
+        held = jax.random.fold_in(jax.random.wrap_key_data(state.held_key), state.t // self.held)
+        r = jax.random.bits(held, (2,), jnp.uint32) >> 1
+        own = jnp.where(ex.y > 0, 0, 1)
+        cap = jnp.where(ex.y > 0, self.budget_pos, self.budget_neg).astype(jnp.uint32)
+        replace = r[0] % (state.seen[:, own] + 1).astype(jnp.uint32) < cap  # per kernel: N_t counts its own rounds
+        slot = ((r[1] % cap).astype(dtype) + 0.5) / cap.astype(dtype)  # koil_round's slot floor(u N) is r1 mod N
+        u = u.at[:, 1].set(jnp.where(replace, 0.0, 1.0).astype(dtype)).at[:, 2].set(slot)
+        buffers, w, info = self.update(KOILMKLState(*state[:9]), ex, u)
+        return HeldState(**buffers._asdict(), w=w, key=data, held_key=state.held_key, t=state.t + 1), info
+
+
 def configured(policy: str, loss: str, **given) -> KOILMKL:
-    """KOIL-MKL with the protocol's settings (η = 0.01, budgets 100), as ``--decay`` or ``--code`` asks."""
+    """KOIL-MKL with the protocol's settings (η = 0.01, budgets 100), as ``--decay``, ``--code``, ``--widths`` and
+    ``--held-draws`` ask."""
     if CODE:  # the authors' C++ code: γ widths, the weights' loss without C, 5 pairs a round, the decayed step
         options = dict(pool=CODE_POOL, k=5, decay=True, penalized_weights=False)
     else:
-        options = dict(k=10, decay=DECAY)
-    return KOILMKL(eta=0.01, budget_pos=100, budget_neg=100, policy=policy, loss=loss, **options, **given)
+        options = dict(pool=mkl_pool(), k=10, decay=DECAY)
+    if WIDTHS is not None:
+        options["pool"] = CODE_POOL if WIDTHS == "gamma" else mkl_pool()
+    kind, held = (KOILMKL, {}) if HELD is None else (HeldDraws, {"held": HELD})
+    return kind(eta=0.01, budget_pos=100, budget_neg=100, policy=policy, loss=loss, **held, **options, **given)
 
 
 def aucs(learner: KOILMKL, X, y, splits, seed: int) -> tuple[dict[str, np.ndarray], dict[str, float], Any]:
@@ -135,6 +193,8 @@ def evaluate_set(name: str, args) -> dict:
         "select_rows": len(rows),
         "device": jax.devices()[0].device_kind,
         **({"shuttle_scale": args.shuttle_scale} if name == "shuttle" else {}),
+        **({"widths": WIDTHS} if WIDTHS else {}),
+        **({"held_draws": HELD} if HELD else {}),
         "C": {r: {} for r in READINGS},
         "select_auc": {r: {} for r in READINGS},
         "auc": {r: {} for r in READINGS},
@@ -165,8 +225,48 @@ def hindsight(name: str, label: str, args) -> dict[str, list[float]]:
     return {reading: [float(m) for m in np.nanmean(curve, axis=-1)] for reading, curve in curves.items()}
 
 
+def the_sums_parts(learner: KOILMKL, states, X, y, splits) -> list[str]:
+    """Where the sum ``Σ_l q_l f_l`` and the vote ``Σ_l q_l sign(f_l)`` part, from each run's kernel scores on its
+    test fold. Each kernel's part of the sum is the median of ``|q_l f_l|`` over the test rows. Lines: how often
+    the polynomial kernels carry more than half of the sum; the AUC of the sum of the Gaussian kernels alone, of
+    the sum with each ``f_l`` divided by its median ``|f_l|``, and of the vote of the kernels that carry the sum
+    (a part of at least 1% of the largest); then, kernel by kernel, the mean over the runs of ``q_l``, of the
+    median ``|f_l|`` and of its AUC alone."""
+    poly = np.array([kind == "polynomial" for kind, _ in learner.pool])
+    readings, kernels = [], []
+    for r in range(len(splits.train)):
+        state = jax.tree.map(lambda a, r=r: a[r], states)
+        test = splits.test[r][splits.test_mask[r]]
+        f = np.asarray(learner.kernel_scores(state, jnp.asarray(X[test], DTYPE)), np.float64)
+        w = np.asarray(state.w, np.float64)
+        q = w / w.sum()
+        part = np.median(np.abs(q[:, None] * f), axis=1)
+        scale = np.median(np.abs(f), axis=1)
+        carry = part >= part.max() / 100
+        readings.append(
+            (
+                part[poly].sum() > part.sum() / 2,
+                auc_numpy(q[~poly] @ f[~poly], y[test]),
+                auc_numpy(q @ (f / np.where(scale > 0, scale, 1.0)[:, None]), y[test]),
+                auc_numpy((q * carry) @ np.sign(f), y[test]),
+            )
+        )
+        kernels.append([(q[l], scale[l], auc_numpy(f[l], y[test])) for l in range(len(q))])
+    mostly_poly, gaussian, unscaled, carriers = np.asarray(readings, np.float64).T
+    lines = [
+        f"the polynomial kernels carry more than half of the sum in {int(mostly_poly.sum())}/{len(readings)} runs; "
+        f"AUC of the sum of the Gaussian kernels alone {np.mean(gaussian):.3f}, of the sum of f_l / median |f_l| "
+        f"{np.mean(unscaled):.3f}, of the vote of the kernels that carry the sum {np.mean(carriers):.3f}",
+        f"{'kernel':<24}{'q_l':>9}{'median |f_l|':>14}{'AUC alone':>11}",
+    ]
+    for (kind, parameter), (q_l, size, alone) in zip(learner.pool, np.mean(kernels, axis=0)):
+        lines.append(f"{kind + ' ' + format(parameter, '.4g'):<24}{q_l:>9.3g}{size:>14.3g}{alone:>11.3f}")
+    return lines
+
+
 def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
-    """Each buffer policy at one C: AUC under both readings, the largest |α| and the smallest kernel weight."""
+    """Each buffer policy at one C: AUC under both readings, the largest |α| and the smallest kernel weight, and
+    where the readings part (:func:`the_sums_parts`)."""
     X, y, splits = outer(name, args)
     for policy in policies:
         learner = configured(policy, loss, C=C)
@@ -175,12 +275,14 @@ def at_fixed_C(name: str, C: float, policies, loss: str, args) -> None:
         copy = f" ({args.shuttle_scale})" if name == "shuttle" else ""
         print(
             f"{name}{copy} {policy} {loss} C = {C:g} ({DTYPE}{', decayed' if DECAY else ''}"
-            f"{', code' if CODE else ''}): vote {by_reading['vote'].mean():.3f}, sum "
+            f"{', code' if CODE else ''}{f', {WIDTHS} widths' if WIDTHS else ''}"
+            f"{f', draws held {HELD} rounds' if HELD and HELD > 1 else ''}): vote {by_reading['vote'].mean():.3f}, sum "
             f"{by_reading['sum'].mean():.3f}; largest |α| {np.abs(np.asarray(states.alpha)).max():.4g}, smallest "
             f"kernel weight {w.min():.3g} (non-zero {w[w > 0].min():.3g}); kernels at weight 0: "
             f"{(w == 0).sum(-1).mean():.1f} of {w.shape[-1]} a run",
             flush=True,
         )
+        print("\n".join(f"  {line}" for line in the_sums_parts(learner, states, X, y, splits)), flush=True)
 
 
 def read(paths) -> dict:
@@ -271,9 +373,24 @@ def main() -> None:
         help="the configuration of the authors' C++ code: Gaussian widths γ = 2^-6…2^6, the kernel weights' loss "
         "without C, k = 5, the decayed step",
     )
+    parser.add_argument(
+        "--widths",
+        choices=["sigma", "gamma"],
+        help="the pool's Gaussian widths whatever the configuration: the thesis's σ = 2^-6…2^6 (exp(−‖a − b‖²/2σ²)) "
+        "or the code's γ = 2^-6…2^6 (exp(−γ‖a − b‖²))",
+    )
+    parser.add_argument(
+        "--held-draws",
+        type=int,
+        metavar="B",
+        help="RS++ with the reservoir draws of the authors' code: rand() reseeded with the second on every call, "
+        "its two numbers held for B rounds",
+    )
     args = parser.parse_args()
-    global DTYPE, DECAY, CODE
-    DTYPE, DECAY, CODE = args.dtype, args.decay, args.code
+    global DTYPE, DECAY, CODE, WIDTHS, HELD
+    DTYPE, DECAY, CODE, WIDTHS, HELD = args.dtype, args.decay, args.code, args.widths, args.held_draws
+    if HELD is not None and HELD < 1:
+        parser.error(f"--held-draws must be at least 1, got {HELD}")
     if DTYPE == "float64":
         jax.config.update("jax_enable_x64", True)
     if args.fixed_C is not None:

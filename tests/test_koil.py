@@ -227,6 +227,48 @@ def test_mkl_sum_of_scores_matches_reference(stream, mkl_run):
     assert learner.name == "KOIL-MKL-RS++-sum"
 
 
+def test_mkl_kernel_scores_are_what_both_readings_combine(stream, mkl_run):
+    """``kernel_scores``: each kernel classifier's ``f_l`` on held-out rows, equal to the reference's, and the
+    vote and the sum are ``q``-weighted combinations of them."""
+    X, y = stream
+    learner, order, key, state, _ = mkl_run
+    f = np.asarray(learner.kernel_scores(state, X[:40]))
+    u = uniforms(key, len(order), learner.draw_shape)
+    kernels = [ref.polynomial(2), ref.gaussian(0.1), ref.gaussian(0.5)]
+    out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, u=u)
+    assert f.shape == (3, 40)
+    for l in range(3):
+        expected = ref.koil_score(kernels[l], {"bufs": out["bufs"][l]}, X[:40])
+        close(f[l], expected, np.abs(expected).max())
+    q = np.asarray(state.w) / np.asarray(state.w).sum()
+    close(learner.score(state, X[:40]), q @ np.sign(f), 1.0)
+    close(learner.replace(combine="sum").score(state, X[:40]), q @ f, np.abs(q @ f).max())
+
+
+def test_mkl_update_is_the_step_given_its_draws(stream):
+    """``update(state, ex, u)`` with the numbers ``step`` draws from the key gives ``step``'s round, bit for bit;
+    a kernel whose first number is not below ``w_l / max w`` is not updated."""
+    X, y = stream
+    learner = KOILMKL(eta=0.05, C=2.0, pool=MKL_POOL, budget_pos=8, budget_neg=10, k=2)
+    state = learner.init(X.shape[1], jax.random.key(3))
+    u = uniforms(jax.random.key(3), 30, learner.draw_shape)
+    step, update = jax.jit(learner.step), jax.jit(learner.update)
+    for t in range(30):
+        ex = Example(x=jnp.asarray(X[t]), y=jnp.float32(y[t]), rho=jnp.float32(1), cost=jnp.float32(1))
+        stepped, info = step(state, ex)
+        buffers, w, updated = update(state, ex, u[t])
+        for a, b in zip(jax.tree.leaves((buffers, w, updated)), jax.tree.leaves((stepped[:7], stepped.w, info))):
+            np.testing.assert_array_equal(a, b)
+        state = stepped
+    skipped = np.asarray(u[30 - 1]).copy()
+    skipped[:, 0] = 1.0  # w_l / max w <= 1: no kernel is drawn
+    ex = Example(x=jnp.asarray(X[30]), y=jnp.float32(y[30]), rho=jnp.float32(1), cost=jnp.float32(1))
+    buffers, w, _ = update(state, ex, jnp.asarray(skipped))
+    for a, b in zip(jax.tree.leaves((buffers, w)), jax.tree.leaves((state[:7], state.w))):
+        np.testing.assert_array_equal(a, b)
+    assert int(np.asarray(state.size).sum()) > 0
+
+
 @pytest.mark.parametrize(
     "option, name",
     [({"decay": True}, "KOIL-MKL-RS++-decayed"), ({"penalized_weights": False}, "KOIL-MKL-RS++-plain-weights")],

@@ -471,14 +471,22 @@ class KOILMKL(Learner[KOILMKLState]):
         stacked = jax.tree.map(lambda a: jnp.broadcast_to(a, (m,) + a.shape), one)
         return KOILMKLState(**stacked._asdict(), w=jnp.ones(m, dtype), key=key_data(key))
 
-    def _scores(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
+    def kernel_scores(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
+        """Each kernel classifier's ``f_l(X)``, shape ``(m, n)``: what ``score`` combines with ``q = w / Σ w``."""
         members = pool_members(self.pool, state.sv.dtype)
         fn = lambda member, buf: expansion(lambda A, B: pool_kernel(member, A, B), buf, X, self.budget_pos)
         return jax.vmap(fn)(members, Buffers(*state[:7]))  # (m, n)
 
     def step(self, state: KOILMKLState, ex: Example) -> tuple[KOILMKLState, StepInfo]:
+        data, u = draw(state.key, self.draw_shape, ex.x.dtype)
+        buffers, w, info = self.update(state, ex, u)
+        return KOILMKLState(**buffers._asdict(), w=w, key=data), info
+
+    def update(self, state: KOILMKLState, ex: Example, u: jax.Array) -> tuple[Buffers, jax.Array, StepInfo]:
+        """One round given its uniform numbers ``u`` (shape ``draw_shape``): per kernel, the draw of the
+        Bernoulli choice to update it (``u[l, 0] < w_l / max w``) and the two of its buffer policy. Returns the
+        kernels' buffers, their weights ``w`` and the round's info; ``step`` draws ``u`` from the state's key."""
         dtype = ex.x.dtype
-        data, u = draw(state.key, self.draw_shape, dtype)
         members = pool_members(self.pool, dtype)
 
         def one(member, buf, u_rs, active):
@@ -509,7 +517,7 @@ class KOILMKL(Learner[KOILMKLState]):
         w = jnp.where(chosen, w * jnp.exp(-jnp.asarray(self.eta) * weights_loss), w)
         w = (w / jnp.max(w)).astype(dtype)
         loss = jnp.sum(jnp.where(chosen, q * self.C * out.loss, 0.0))
-        return KOILMKLState(**buffers._asdict(), w=w, key=data), StepInfo(score=score, loss=loss)
+        return buffers, w, StepInfo(score=score, loss=loss)
 
     def _combined(self, f: jax.Array) -> jax.Array:
         return jnp.sign(f) if self.combine == "vote" else f
@@ -517,7 +525,7 @@ class KOILMKL(Learner[KOILMKLState]):
     def score(self, state: KOILMKLState, X: jax.Array) -> jax.Array:
         """``F(X)`` of the final model on held-out rows ``X``: ``Σ_l q_l sign(f_l(X))`` or ``Σ_l q_l f_l(X)``."""
         q = state.w / jnp.sum(state.w)
-        return q @ self._combined(self._scores(state, X))
+        return q @ self._combined(self.kernel_scores(state, X))
 
     def too_large_hint(self) -> str:
         return "use smaller budgets, a smaller pool or fewer runs"
