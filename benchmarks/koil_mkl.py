@@ -45,8 +45,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -97,20 +98,8 @@ def learner_of(label: str) -> KOILMKL:
     return configured(*COLUMNS[LABELS.index(label)])
 
 
-class HeldState(NamedTuple):
-    """:class:`KOILMKLState`'s fields, then the key of the held numbers and the rounds so far."""
-
-    sv: jax.Array
-    alpha: jax.Array
-    fsv: jax.Array
-    gram: jax.Array
-    size: jax.Array
-    seen: jax.Array
-    head: jax.Array
-    w: jax.Array
-    key: jax.Array
-    held_key: jax.Array  # (2,) uint32
-    t: jax.Array  # () int32
+#: :class:`KOILMKLState`'s fields, then the key of the held numbers ((2,) uint32) and the rounds so far (() int32)
+HeldState = namedtuple("HeldState", (*KOILMKLState._fields, "held_key", "t"))
 
 
 @pytree_dataclass
@@ -140,7 +129,7 @@ class HeldDraws(KOILMKL):
         replace = r[0] % (state.seen[:, own] + 1).astype(jnp.uint32) < cap  # per kernel: N_t counts its own rounds
         slot = ((r[1] % cap).astype(dtype) + 0.5) / cap.astype(dtype)  # koil_round's slot floor(u N) is r1 mod N
         u = u.at[:, 1].set(jnp.where(replace, 0.0, 1.0).astype(dtype)).at[:, 2].set(slot)
-        buffers, w, info = self.update(KOILMKLState(*state[:9]), ex, u)
+        buffers, w, info = self.update(KOILMKLState(*state[: len(KOILMKLState._fields)]), ex, u)
         return HeldState(**buffers._asdict(), w=w, key=data, held_key=state.held_key, t=state.t + 1), info
 
 
