@@ -47,6 +47,7 @@ from .features import TableEncoder
 from .grids import decades, grid, paired
 from .live import Live
 from .objective import Cost, Sum
+from .paths import Kernel, Scan
 from .report import table
 from .result import Best, Result
 from .stream import SparseRows
@@ -88,6 +89,8 @@ __all__ = [
     "Learner",
     "StepInfo",
     "run",
+    "Scan",
+    "Kernel",
     "ChunkDone",
     "Result",
     "Best",

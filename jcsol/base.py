@@ -227,6 +227,13 @@ class Learner(Configurable, Generic[StateT]):
         """True when ``step`` accepts a :class:`jcsol.linalg.SparseVector` row and costs O(nnz) on it."""
         return False
 
+    @property
+    def kernel_steps(self) -> bool:
+        """True when ``step`` runs inside the one-kernel time loop of :mod:`jcsol.kernel` on dense rows: its state
+        holds vectors of length ``d`` and scalars only, and its products of a row go through :mod:`jcsol.linalg`
+        (no matrix, gather or custom batching rule of its own)."""
+        return False
+
     # -- the contract -----------------------------------------------------------------------------------
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> StateT:
         raise NotImplementedError

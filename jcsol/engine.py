@@ -21,6 +21,7 @@ run a loop that stops after their last real round instead).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -28,7 +29,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple, overload
 
 import jax
@@ -37,6 +38,7 @@ import numpy as np
 from jax.experimental.layout import Format, Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
+from . import kernel
 from .base import Example, Learner, check_hyperparameters
 from .checkpoint import CheckpointError, load_checkpoint, load_share, save_checkpoint, save_share
 from .compiled import CompiledCache
@@ -46,7 +48,9 @@ from .grids import check_grid
 from .linalg import SparseVector, densify, in_rounds
 from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
+from .paths import CompilerOptions, Kernel, Path, Scan, choose
 from .result import Result
+from .rounds import compensated_add
 from .stream import SparseRows, check_costs, check_fits, check_labels, check_run_options, check_stream
 from .watchdog import resolve_timeout, watch
 
@@ -84,6 +88,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: Literal["all"] = "all",
+    path: str | Path = "auto",
 ) -> Result: ...
 
 
@@ -108,6 +113,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: str,
+    path: str | Path = "auto",
 ) -> Result | None: ...
 
 
@@ -131,6 +137,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: str = "all",
+    path: str | Path = "auto",
 ) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
@@ -141,9 +148,11 @@ def run(
             :func:`jcsol.datasets.load` does by default), or a :class:`jcsol.datasets.RowStore` on disk, whose
             rows are read chunk by chunk so that memory holds one chunk of rows, not the data.
         y: labels in ``{-1, +1}``, ``+1`` the rare class.
-        perms: a number of random permutations (reproducible from ``key``), or an explicit integer array of
-            shape ``(P, L)`` (or ``(L,)``) whose rows are the orders of the examples in each run; a row may
-            also be any sequence of row indices (a training fold, say).
+        perms: a number of random permutations (reproducible from ``key``), or ``"stream"``: one run per grid
+            point over the rows in the order given (prequential evaluation in the stream's own order, the
+            protocol of a drifting stream), or an explicit integer array of shape ``(P, L)`` (or ``(L,)``) whose
+            rows are the orders of the examples in each run; a row may also be any sequence of row indices (a
+            training fold, say).
         objective: :class:`jcsol.Sum` (default) or :class:`jcsol.Cost`; sets ``ρ`` and the measures' weights.
         costs: example-dependent costs ``c(x_t) >= 0``, shape ``(T,)``, given to the learners (the CW-CVaR
             family uses them) and summed over mistakes in :attr:`jcsol.Result.mistake_cost`; by default an
@@ -182,6 +191,13 @@ def run(
             process the same whole :class:`jcsol.Result`; ``"first"`` gives it to process 0 only, and every other
             process returns ``None`` (and its ``on_chunk`` receives ``states=None``), for results too large to
             hold in every process. In one process, both return the result.
+        path: how a chunk of rounds runs (:mod:`jcsol.paths`): ``"auto"`` (default) takes the one-kernel time
+            loop on a GPU where it covers the learner (:class:`jcsol.Kernel`: dense rows in memory, a learner whose
+            ``kernel_steps`` is true), a ``lax.scan`` elsewhere (:class:`jcsol.Scan`); ``"scan"`` or ``"kernel"``
+            force one, and a :class:`jcsol.Scan` or :class:`jcsol.Kernel` also sets its options (unroll, block,
+            warps, XLA options of the compilations). Off a GPU the kernel runs in Pallas' interpreter, for tests.
+            The kernel sums a row's products in another order than XLA's dot: its states agree with the scan's to
+            float32 rounding, not bit for bit.
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)`` (``None`` on the
@@ -217,6 +233,7 @@ def run(
     else:
         X, y = check_stream(X, y)
     dtype = _resolve_dtype(dtype)
+    chosen = choose(path, learner, dense_rows=store is None and not isinstance(X, SparseRows), platform=platform)
     if store is None:
         check_fits(X.values if isinstance(X, SparseRows) else X, dtype)
     costs = None if costs is None else check_costs(costs, len(y))
@@ -335,6 +352,7 @@ def run(
         devices=devices,
         per_unit=blocks > 1,
         sparse_rows=isinstance(pending[0][0], tuple),
+        compiler_options=chosen.compiler_options,
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
@@ -347,8 +365,16 @@ def run(
     for k in range(first, n_chunks):
         window = slice(k * chunk, (k + 1) * chunk)
         data, order = pending if k == first else chunks.get(k)
-        args = (*hyper, data, *n_runs, order, slots[window] if spread is None else spread.whole(slots[window]))
-        advance_fn, seconds = _compiled_advance(carry_shape, args, d=d, devices=devices, per_unit=blocks > 1)
+        chunk_slots = slots[window]
+        if isinstance(chosen, Kernel):  # one compiled kernel for every chunk: a short one padded, its length given
+            rounds = len(chunk_slots)
+            order, chunk_slots = _padded_chunk(order, chunk), np.pad(chunk_slots, (0, chunk - rounds))
+        args = (*hyper, data, *n_runs, order, chunk_slots if spread is None else spread.whole(chunk_slots))
+        if isinstance(chosen, Kernel):
+            args += (np.int32(rounds) if spread is None else spread.whole(np.int32(rounds)),)
+        advance_fn, seconds = _compiled_advance(
+            carry_shape, args, d=d, devices=devices, per_unit=blocks > 1, path=chosen, record_scores=record_scores
+        )
         time_compile += seconds
         start = time.perf_counter()
         carry, chunk_scores = watch(
@@ -410,7 +436,7 @@ def run(
         learner=learner,
         objective=objective,
         grid_shape=grid_shape,
-        orders=idx,
+        orders=np.array(idx),  # the drawn orders are shared between calls: the result holds its own
         counts=np.asarray(final.counts),
         curve=np.asarray(final.curve) if n_curve else None,
         curve_t=curve_t if n_curve else None,
@@ -422,6 +448,16 @@ def run(
         resumed_at=min(first * chunk, length),
         n_features=int(d),
     )
+
+
+def _padded_chunk(order, chunk: int):
+    """A chunk's row orders ``(units, rounds)`` padded with row 0 to ``chunk`` rounds (never run)."""
+    rounds = order.shape[1]
+    if rounds == chunk:
+        return order
+    if isinstance(order, np.ndarray):
+        return np.pad(order, ((0, 0), (0, chunk - rounds)))
+    return jnp.pad(order, ((0, 0), (0, chunk - rounds)))
 
 
 def _on_host(tree, devices: tuple):
@@ -545,11 +581,14 @@ def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
             f"a stream of {n} examples: a run indexes its rows and counts its rounds in int32, below 2**31 "
             "(jcsol.Live learns an unbounded stream batch by batch)"
         )
+    if isinstance(perms, str):
+        if perms != "stream":
+            raise ValueError(f'perms must be a count, "stream" or an integer array of row orders, got {perms!r}')
+        return np.arange(n, dtype=np.int32)[None]
     if isinstance(perms, (int, np.integer)) and not isinstance(perms, bool):
         if perms < 1:
             raise ValueError(f"perms must be >= 1, got {perms}")
-        keys = jax.random.split(key, int(perms))
-        return np.asarray(jax.vmap(lambda k: jax.random.permutation(k, n))(keys), dtype=np.int32)
+        return _permutations(key, int(perms), n)
     orders = np.asarray(perms)
     if orders.ndim == 1:
         orders = orders[None, :]
@@ -562,6 +601,28 @@ def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
     if orders.min() < 0 or orders.max() >= n:
         raise ValueError(f"perms holds row indices outside [0, {n}) for a stream of {n} examples")
     return orders.astype(np.int32)
+
+
+def _permutations(key: jax.Array, perms: int, n: int) -> np.ndarray:
+    """``perms`` random orders of ``n`` rows drawn from ``key`` (read-only), drawn once per key and size: the
+    papers' protocol runs every learner on the same orders, and drawing a9a's 20 took longer than the compiled
+    sweep of a first-order learner over them (XLA's CPU sort of the random keys)."""
+    found = (np.asarray(jax.random.key_data(key)).tobytes(), perms, n)
+    if found not in _DRAWN:
+        if len(_DRAWN) >= 8:
+            _DRAWN.pop(next(iter(_DRAWN)))
+        drawn = np.asarray(_draw_permutations(key, perms, n), dtype=np.int32)
+        drawn.flags.writeable = False
+        _DRAWN[found] = drawn
+    return _DRAWN[found]
+
+
+_DRAWN: dict[tuple, np.ndarray] = {}
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _draw_permutations(key: jax.Array, perms: int, n: int) -> jax.Array:
+    return jax.vmap(lambda k: jax.random.permutation(k, n))(jax.random.split(key, perms))
 
 
 def _flatten_grid(learner: Learner, objective: Objective, dtype) -> tuple[tuple[int, ...], Learner, Objective]:
@@ -623,8 +684,12 @@ class _ResidentChunks:
     """Data held on the device whole; each chunk's rounds index into it."""
 
     def __init__(self, X, y, costs, idx, chunk: int, dtype, spread: Spread | None = None):
-        rows = (X.indices, X.values.astype(dtype)) if isinstance(X, SparseRows) else X.astype(dtype)
-        data = (rows, y.astype(dtype), None if costs is None else costs.astype(dtype))
+        rows = (
+            (X.indices, X.values.astype(dtype, copy=False))
+            if isinstance(X, SparseRows)
+            else X.astype(dtype, copy=False)
+        )
+        data = (rows, y.astype(dtype, copy=False), None if costs is None else costs.astype(dtype, copy=False))
         self.data = jax.device_put(data) if spread is None else spread.whole(data)
         self.idx, self.chunk, self.spread = idx, chunk, spread
 
@@ -811,11 +876,23 @@ def _sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
 
 
 def _compiled_init(
-    learner, keys, *, n_grid: int, n_curve: int, d: int, dtype, devices: tuple, per_unit: bool, sparse_rows: bool
+    learner,
+    keys,
+    *,
+    n_grid: int,
+    n_curve: int,
+    d: int,
+    dtype,
+    devices: tuple,
+    per_unit: bool,
+    sparse_rows: bool,
+    compiler_options: Mapping[str, Any] | CompilerOptions = (),
 ):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached; the carry is laid out
     for sparse rows or dense ones (:func:`_carry_formats`)."""
-    signature = _signature((learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit, sparse_rows)
+    signature = _signature(
+        (learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit, sparse_rows, compiler_options
+    )
 
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
@@ -826,37 +903,150 @@ def _compiled_init(
         )
         shape = jax.eval_shape(init, learner, keys)
         formats = _carry_formats(shape, learner, devices, sparse_rows)
-        return jax.jit(init, out_shardings=formats).lower(learner, keys).compile(), shape
+        with _precision(devices):
+            lowered = jax.jit(init, out_shardings=formats).lower(learner, keys)
+        return lowered.compile(dict(compiler_options) or None), shape
 
     (compiled, carry_shape), seconds = _COMPILED.get_or_build(signature, build)
     return compiled, carry_shape, seconds
 
 
-def _compiled_advance(carry_shape, args, *, d: int, devices: tuple, per_unit: bool):
-    """``(advance, compile seconds)`` for a chunk of these shapes, compiled once per signature and cached."""
-    signature = _signature((carry_shape, args), "advance", d, devices, per_unit)
+def _compiled_advance(
+    carry_shape, args, *, d: int, devices: tuple, per_unit: bool, path: Path | None = None, record_scores: bool = True
+):
+    """``(advance, compile seconds)`` for a chunk of these shapes on ``path`` (default: the scan), compiled once
+    per signature and cached."""
+    path = Scan() if path is None else path
+    signature = _signature((carry_shape, args), "advance", d, devices, per_unit, path, record_scores)
 
     def build():
-        split, whole = PartitionSpec("runs"), PartitionSpec()
-        hyper = split if per_unit else whole
-        advance = _sharded(
-            functools.partial(_advance_impl, d=d, per_unit=per_unit),
-            devices,
-            (split, hyper, hyper, whole, split, split, split, whole),
+        program = advance_program(
+            carry_shape, args, d=d, devices=devices, per_unit=per_unit, path=path, record_scores=record_scores
         )
-        formats = _carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple))
-        return (
-            jax.jit(
-                advance,
-                donate_argnums=0,
-                in_shardings=(formats, *(None,) * len(args)),
-                out_shardings=(formats, None),
-            )
-            .lower(carry_shape, *args)
-            .compile()
-        )
+        with _precision(devices):
+            lowered = program.lower(carry_shape, *args)
+        return lowered.compile(dict(path.compiler_options) or None)
 
     return _COMPILED.get_or_build(signature, build)
+
+
+def advance_program(
+    carry_shape,
+    args,
+    *,
+    d: int,
+    devices: tuple,
+    per_unit: bool,
+    path: Path,
+    record_scores: bool = True,
+    platform: str | None = None,
+):
+    """The jitted chunk of rounds that :func:`run` compiles for ``path``, not yet lowered: ``(carry, *args) ->
+    (carry, scores)``, the carry donated. A :class:`jcsol.Kernel` path takes the chunk's number of rounds as the
+    last argument. ``platform`` (default: JAX's default backend) is the one the steps are written for, so that a
+    chunk can be lowered for a GPU on a machine without one."""
+    split, whole = PartitionSpec("runs"), PartitionSpec()
+    hyper = split if per_unit else whole
+    specs: tuple = (split, hyper, hyper, whole, split, split, split, whole)
+    if isinstance(path, Kernel):
+        impl: Callable = functools.partial(
+            _advance_kernel, d=d, per_unit=per_unit, options=path, record_scores=record_scores
+        )
+        specs += (whole,)
+    else:
+        impl = functools.partial(_advance_impl, d=d, per_unit=per_unit, unroll=path.unroll, platform=platform)
+    advance = _sharded(impl, devices, specs)
+    formats = _carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple), platform)
+    return jax.jit(
+        advance,
+        donate_argnums=0,
+        in_shardings=(formats, *(None,) * len(args)),
+        out_shardings=(formats, None),
+    )
+
+
+def lowered_chunk(
+    learner: Learner,
+    objective: Objective | None = None,
+    *,
+    d: int = 9,
+    rounds: int = 32,
+    perms: int = 2,
+    curve_points: int = 3,
+    sparse_rows: bool = False,
+    path: Path | None = None,
+    platform: str = "gpu",
+    lowering_platform: str = "cuda",
+    dtype="float32",
+) -> jax.stages.Lowered:
+    """The chunk of rounds :func:`run` would compile for ``learner`` on ``platform``, lowered for
+    ``lowering_platform`` on whatever machine this is: an operation the accelerator's compiler cannot lower fails
+    here, not on the accelerator. Shapes only: a stream of ``rounds`` rows of ``d`` features (sparse rows of ``d``
+    entries when ``sparse_rows``), ``perms`` permutations, the learner's whole grid in one block."""
+    objective = Sum() if objective is None else objective
+    path = Scan() if path is None else path
+    dtype = np.dtype(dtype)
+    grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
+    keys = jax.random.split(jax.random.key(0), perms)
+    carry_shape = jax.eval_shape(
+        functools.partial(_init_impl, n_grid=math.prod(grid_shape), n_curve=curve_points, d=d, dtype=dtype),
+        flat_learner,
+        keys,
+    )
+    rows: Any = (
+        (jax.ShapeDtypeStruct((rounds, d), np.int32), jax.ShapeDtypeStruct((rounds, d), dtype))
+        if sparse_rows
+        else jax.ShapeDtypeStruct((rounds, d), dtype)
+    )
+    counts = jax.ShapeDtypeStruct((perms,), np.int32)
+    args: tuple = (
+        flat_learner,
+        flat_objective,
+        (rows, jax.ShapeDtypeStruct((rounds,), dtype), None),
+        counts,
+        counts,
+        jax.ShapeDtypeStruct((perms, rounds), np.int32),
+        jax.ShapeDtypeStruct((rounds,), np.int32),
+    )
+    if isinstance(path, Kernel):
+        args += (jax.ShapeDtypeStruct((), np.int32),)
+    device = jax.local_devices()[0]
+    program = advance_program(carry_shape, args, d=d, devices=(device,), per_unit=False, path=path, platform=platform)
+    with _precision((device,) if platform == "cpu" else ()):
+        return program.trace(carry_shape, *args).lower(lowering_platforms=(lowering_platform,))
+
+
+def _precision(devices: tuple):
+    """The context a run's programs are traced in, on ``devices`` (none: an accelerator's): float32 products in
+    float32 on accelerators, whose default would take TF32's 10-bit mantissas for a matrix product; the CPU
+    computes in float32 anyway."""
+    on_cpu = bool(devices) and devices[0].platform == "cpu"
+    return contextlib.nullcontext() if on_cpu else jax.default_matmul_precision("highest")
+
+
+def _advance_kernel(
+    carry, learner, objective, data, n_pos, n_neg, idx, slots, n_rounds, *, d, per_unit, options, record_scores
+):
+    """:func:`_advance_impl`'s chunk in one kernel (:func:`jcsol.kernel.advance`); the scores are empty unless
+    recorded."""
+    parts, scores = kernel.advance(
+        tuple(carry),
+        learner,
+        objective,
+        data,
+        n_pos,
+        n_neg,
+        idx,
+        slots,
+        n_rounds,
+        d=d,
+        per_unit=per_unit,
+        options=options,
+        record_scores=record_scores,
+    )
+    if scores is None:
+        scores = jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
+    return _Carry(*parts), scores
 
 
 def _row(rows, i, d: int, sparse_steps: bool):
@@ -881,15 +1071,10 @@ class _Carry(NamedTuple):
 
 
 def _add_cost(total: jax.Array, cost: jax.Array) -> jax.Array:
-    """``total`` ``(2,)``, a sum and what its rounding lost, with ``cost`` added: Neumaier's compensated
-    summation (A. Neumaier, *Rundungsfehleranalyse einiger Verfahren zur Summation endlicher Summen*, ZAMM
-    1974). Summed plainly in float32, a run's mistake cost stops growing by costs of 1 at 2**24 and loses any
-    cost below half a unit in the last place of the sum; compensated, it is within a unit or two in the last place
-    of the exact sum, whatever the number of mistakes. Adding 0 leaves both as they are."""
-    s, lost = total[0], total[1]
-    t = s + cost
-    lost = lost + jnp.where(jnp.abs(s) >= jnp.abs(cost), (s - t) + cost, (cost - t) + s)
-    return jnp.stack([t, lost])
+    """``total`` ``(2,)``, a sum and what its rounding lost, with ``cost`` added (:func:`jcsol.rounds.compensated_add`):
+    a run's mistake cost stays within a unit or two in the last place of the exact sum, whatever the number of
+    mistakes."""
+    return jnp.stack(compensated_add(total[0], total[1], cost))
 
 
 def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
@@ -909,7 +1094,22 @@ def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
     return jax.vmap(over_grid, in_axes=(0 if per_unit else None, 0))(learner, keys)
 
 
-def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d, per_unit=False, length=None):
+def _advance_impl(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos,
+    n_neg,
+    idx,
+    slots,
+    *,
+    d,
+    per_unit=False,
+    length=None,
+    unroll: int = 1,
+    platform: str | None = None,
+):
     """Scans one chunk of rounds for every run.
 
     ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``;
@@ -920,7 +1120,8 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
 
     ``length`` (a traced scalar; the live learner's padded batches) runs only the first ``length`` rounds of
     ``idx``, in a loop that stops there (the same round, so the same bits as a scan of those rounds); the
-    scores of the rounds after it are 0.
+    scores of the rounds after it are 0. ``unroll`` rounds make one iteration of the compiled scan; ``platform``
+    (default: JAX's default backend) is the one the steps are written for (:func:`jcsol.linalg.in_rounds`).
     """
     rows, y, costs = data
     dtype = y.dtype
@@ -943,7 +1144,7 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None
     every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
-    laid_out = functools.partial(_configs_minor, minor=_minor_layout(learner, isinstance(rows, tuple)))
+    laid_out = functools.partial(_configs_minor, minor=_minor_layout(learner, isinstance(rows, tuple), platform))
 
     def step(carry, inputs):  # every run's round: (units, grid) scores
         i, slot = inputs
@@ -955,9 +1156,9 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
         carry, score = step(carry, (idx[:, t], slots[t]))
         return carry, scores.at[t].set(score)
 
-    with in_rounds(idx.shape[1] > 1):  # XLA removes a loop of one round
+    with in_rounds(idx.shape[1] > 1, platform or jax.default_backend()):  # XLA removes a loop of one round
         if length is None:
-            carry, scores = jax.lax.scan(step, carry, (idx.T, slots))
+            carry, scores = jax.lax.scan(step, carry, (idx.T, slots), unroll=unroll)
         else:
             units, n_grid = carry.counts.shape[:2]
             zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
@@ -965,10 +1166,11 @@ def _advance_impl(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, 
     return carry, jnp.moveaxis(scores, 0, -1)
 
 
-def _minor_layout(learner, sparse_rows: bool) -> bool:
+def _minor_layout(learner, sparse_rows: bool, platform: str | None = None) -> bool:
     """Whether a carry's state vectors are laid out configurations minor: for a sparse-step learner on sparse
-    rows, on the CPU (the one place both the rounds' layout constraint and the compiled calls' formats ask)."""
-    return bool(learner.sparse_steps and sparse_rows and jax.default_backend() == "cpu")
+    rows, on the CPU (the one place both the rounds' layout constraint and the compiled calls' formats ask);
+    ``platform`` defaults to JAX's default backend."""
+    return bool(learner.sparse_steps and sparse_rows and (platform or jax.default_backend()) == "cpu")
 
 
 def _configs_minor(carry, *, minor: bool):
@@ -1000,11 +1202,11 @@ def _is_format(x) -> bool:
     return x is None or isinstance(x, Format)
 
 
-def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool):
+def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool, platform: str | None = None):
     """The formats (layout and placement) of a carry for a compiled init or advance over sparse rows or dense
     ones: :func:`_configs_minor`'s layout on its state vectors, ``None`` (the default) elsewhere."""
     none = jax.tree.map(lambda _: None, carry_shape)
-    if not _minor_layout(learner, sparse_rows):
+    if not _minor_layout(learner, sparse_rows, platform):
         return none
     if len(devices) == 1:
         sharding: Any = jax.sharding.SingleDeviceSharding(devices[0])

@@ -7,7 +7,12 @@ of a dense ``(d,)`` array, and nothing of size ``d`` is touched but the entries 
 A sparse row's entries are added by :func:`add_at`, a slice write per entry rather than a scatter: XLA compiles
 a scan whose body holds a scatter as one small kernel per operation, a scan without one as a single kernel
 (:mod:`jcsol.xla_cpu`), at about twice the events/s for a sparse step. Where XLA keeps its small kernels (that
-setting off), the slice writes would be more of them than one scatter, and :func:`add_at` scatters.
+setting off, or a loop compiled for an accelerator), the slice writes would be more of them than one scatter, and
+:func:`add_at` scatters.
+
+Inside the one-kernel time loop of :mod:`jcsol.kernel` (:func:`in_kernel`), the inner products of a dense row are
+written as elementwise products and a sum: a GPU kernel language lowers those for any block of runs, where a
+matrix–vector product of a few runs has no instruction to map to.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ def add_at(w: jax.Array, indices: jax.Array, values: jax.Array) -> jax.Array:
     update the same entries of their own vectors) each entry is one slice across those axes; where they are mapped
     too (each permutation has its own row) one slice per mapped position. The writes are unrolled in the program
     up to :data:`UNROLLED_ENTRIES` entries a step and left to a scatter beyond. They are written only inside a
-    loop of rounds (:func:`in_rounds`) and where XLA compiles such a loop as one kernel
+    loop of rounds (:func:`in_rounds`) compiled for the CPU, where XLA compiles such a loop as one kernel
     (``jcsol.xla_cpu.loop_kernels``); elsewhere each write would be a kernel of its own, and one scatter is
     quicker.
     """
@@ -57,17 +62,34 @@ def add_at(w: jax.Array, indices: jax.Array, values: jax.Array) -> jax.Array:
 
 
 _IN_ROUNDS = contextvars.ContextVar("jcsol_in_rounds", default=False)
+_IN_KERNEL = contextvars.ContextVar("jcsol_in_kernel", default=False)
 
 
 @contextlib.contextmanager
-def in_rounds(looped: bool = True):
+def in_rounds(looped: bool = True, platform: str = "cpu"):
     """Steps traced in this context run in a loop of rounds that XLA keeps as a loop (not one of a single round,
-    which it removes): :func:`add_at` writes slices there."""
-    token = _IN_ROUNDS.set(looped)
+    which it removes), compiled for ``platform``: :func:`add_at` writes slices there when it is the CPU."""
+    token = _IN_ROUNDS.set(looped and platform == "cpu")
     try:
         yield
     finally:
         _IN_ROUNDS.reset(token)
+
+
+@contextlib.contextmanager
+def in_kernel():
+    """Steps traced in this context run inside a GPU kernel's own loop (:mod:`jcsol.kernel`): the inner products
+    of dense rows are elementwise products and a sum."""
+    token = _IN_KERNEL.set(True)
+    try:
+        yield
+    finally:
+        _IN_KERNEL.reset(token)
+
+
+def _inner(a: jax.Array, b: jax.Array) -> jax.Array:
+    """``a · b`` over the last axis."""
+    return jnp.sum(a * b, axis=-1) if _IN_KERNEL.get() else a @ b
 
 
 @functools.cache
@@ -114,7 +136,7 @@ def dot(w: jax.Array, x: Vector) -> jax.Array:
     """``w · x``."""
     if isinstance(x, SparseVector):
         return w[x.indices] @ x.values
-    return w @ x
+    return _inner(w, x)
 
 
 def add_scaled(w: jax.Array, coef: jax.Array, x: Vector) -> jax.Array:
@@ -126,15 +148,16 @@ def add_scaled(w: jax.Array, coef: jax.Array, x: Vector) -> jax.Array:
 
 def squared_norm(x: Vector) -> jax.Array:
     """``‖x‖²``."""
-    values = x.values if isinstance(x, SparseVector) else x
-    return values @ values
+    if isinstance(x, SparseVector):
+        return x.values @ x.values
+    return _inner(x, x)
 
 
 def weighted_squared_norm(s: jax.Array, x: Vector) -> jax.Array:
     """``Σ_i s_i x_i²``: ``xᵀ diag(s) x``."""
     if isinstance(x, SparseVector):
         return s[x.indices] @ (x.values * x.values)
-    return (s * x) @ x
+    return _inner(s * x, x)
 
 
 def add_scaled_product(w: jax.Array, coef: jax.Array, s: jax.Array, x: Vector) -> jax.Array:
@@ -171,7 +194,7 @@ def one_matrix_at_a_time(fn: F) -> F:
     ``tf_XLAEigen`` thread in ``jax::ParallelBatchMap`` → ``BlockingCounter::Wait``). A batch of one runs inline,
     on the calling thread. Each matrix is factored by the same LAPACK routine as in a batch, so the numbers are
     the same; only the batch's own split over threads (unused anyway when the devices already take every core)
-    is given up.
+    is given up. Compiled for an accelerator, the batch goes to its batched solver in one call, as ``vmap`` gives it.
     """
     wrapped = jax.custom_batching.custom_vmap(fn)
 
@@ -183,7 +206,10 @@ def one_matrix_at_a_time(fn: F) -> F:
             it = iter(xs)
             return wrapped(*(next(it) if b else a for a, b in zip(args, in_batched)))
 
-        out = jax.lax.map(one, mapped)
+        if jax.default_backend() != "cpu":
+            out = jax.vmap(fn, in_axes=tuple(0 if b else None for b in in_batched))(*args)
+        else:
+            out = jax.lax.map(one, mapped)
         return out, jax.tree.map(lambda _: True, out)
 
     return wrapped  # type: ignore[return-value]

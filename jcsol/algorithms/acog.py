@@ -85,6 +85,10 @@ class ACOG(Learner[ACOGState]):
     def sparse_steps(self) -> bool:  # the diagonal version touches only a row's non-zeros
         return self.diagonal
 
+    @property
+    def kernel_steps(self) -> bool:  # the diagonal version's state is two vectors (jcsol.kernel)
+        return self.diagonal
+
     def too_large_hint(self) -> str:
         return "use diagonal=True (ACOG-diag, O(d) memory per run) or fewer runs"
 

@@ -42,6 +42,7 @@ class COG(Learner[COGState]):
     loss: str = choice("I", *LOSSES)
 
     sparse_steps = True
+    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
 
     @property
     def name(self) -> str:

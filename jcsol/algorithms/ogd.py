@@ -49,6 +49,7 @@ class OGD(Learner[OGDState]):
     loss: str = choice("hinge", *OGD_LOSSES)
 
     sparse_steps = True
+    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
 
     @property
     def name(self) -> str:

@@ -37,6 +37,7 @@ class PAUM(Learner[PAUMState]):
     """
 
     sparse_steps = True
+    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PAUMState:
         return PAUMState(w=jnp.zeros(d, dtype))

@@ -34,6 +34,7 @@ class Perceptron(Learner[PerceptronState]):
     """
 
     sparse_steps = True
+    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PerceptronState:
         return PerceptronState(w=jnp.zeros(d, dtype))

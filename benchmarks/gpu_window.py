@@ -1,0 +1,532 @@
+"""The device window: one command that measures the sweep engine on a GPU in a few minutes, compilation included.
+
+It prints a line per step as it goes, writes every figure to JSON after each step (a window cut short keeps what
+it measured), and skips a step that its time budget cannot finish. Side by side on the device, for the a9a
+protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and the 2,420-run η × γ grid:
+
+* the scan as it is, with XLA's command buffers for ``while`` loops, and unrolled;
+* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes and warp counts;
+* every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``);
+* full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, with the share of the device's
+  peak bandwidth their state traffic reaches;
+* a ``jax.profiler`` trace of 64 rounds of each path, parsed here: kernels per round, device time against wall
+  time per round;
+* the kernel's counts and states against the scan's on the same orders (counts equal but for rounds whose score
+  is within 1e-5 of 0, relative; states within 1e-5 of each run's scale);
+* a toy scan's cost per iteration (the launch cost that the kernel path removes), and KOIL's 8,820-run (σ, C)
+  grid on letter, run whole when the rest of the budget allows, else estimated from a prefix.
+
+    python benchmarks/gpu_window.py                      # on the GPU: about 6 minutes, figures in benchmarks/results/
+    python benchmarks/gpu_window.py --budget 300 --json out.json
+    python benchmarks/gpu_window.py --cpu-dry-run        # every step at a tiny size on the CPU (the kernel interpreted)
+
+The data it needs travel with the tree (``benchmarks/data``: a9a and the KOIL authors' letter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import gzip
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+PEAK_TBS = {"H100 PCIe": 2.0, "H100 NVL": 3.9, "H100": 3.35, "H200": 4.8, "A100": 1.55}  # first match wins
+RTOL, EPS = 1e-5, 1e-5
+COMMAND_BUFFERS = "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL"
+
+
+class Window:
+    """The budget, the printed lines and the JSON record of one window."""
+
+    def __init__(self, budget: float, json_path: Path, dry: bool):
+        self.start, self.budget, self.json_path, self.dry = time.perf_counter(), budget, json_path, dry
+        self.record: dict = {"dry_run": dry, "budget_s": budget, "steps": {}, "lines": []}
+
+    def left(self) -> float:
+        return self.budget - (time.perf_counter() - self.start)
+
+    def say(self, line: str) -> None:
+        line = f"[{time.perf_counter() - self.start:6.1f} s] {line}"
+        print(line, flush=True)
+        self.record["lines"].append(line)
+
+    def step(self, name: str, needs: float, fn, *args) -> dict | None:
+        """Runs ``fn(*args)`` as step ``name`` if ``needs`` seconds are left; records its figures or its error."""
+        if self.left() < needs:
+            self.say(f"{name}: skipped ({self.left():.0f} s left, needs about {needs:.0f} s)")
+            self.record["steps"][name] = {"skipped": f"needs about {needs:.0f} s, {self.left():.0f} s left"}
+            self.save()
+            return None
+        self.say(f"{name}: started")
+        try:
+            figures = fn(*args)
+        except Exception as err:  # a step that fails leaves the others their time
+            figures = {"error": f"{type(err).__name__}: {err}"[:2000]}
+            self.say(f"{name}: FAILED {figures['error'][:300]}")
+        self.record["steps"][name] = figures
+        self.save()
+        return figures
+
+    def save(self) -> None:
+        self.json_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.json_path.with_name(self.json_path.name + ".tmp")
+        tmp.write_text(json.dumps(self.record, indent=1, default=str))
+        os.replace(tmp, self.json_path)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# data and sizes
+# ----------------------------------------------------------------------------------------------------------
+
+
+def sizes(dry: bool) -> dict:
+    """The full window's sizes, or the dry run's tiny ones."""
+    if dry:
+        return dict(
+            rows=256,
+            perms=2,
+            decades=3,
+            protein=(128, 37),
+            koil_side=2,
+            koil_folds=2,
+            koil_rounds=64,
+            profile_rounds=8,
+            toy_rounds=200,
+            repeats=1,
+        )
+    return dict(
+        rows=None,
+        perms=20,
+        decades=11,
+        protein=(17_766, 357),
+        koil_side=21,
+        koil_folds=20,
+        koil_rounds=None,
+        profile_rounds=64,
+        toy_rounds=20_000,
+        repeats=3,
+    )
+
+
+def a9a(data_dir: Path, rows: int | None):
+    import jcsol
+
+    X1, y1 = jcsol.datasets.load(data_dir / "a9a.gz", n_features=123)
+    X2, y2 = jcsol.datasets.load(data_dir / "a9a.t.gz", n_features=123)
+    X, y = np.concatenate([X1, X2]), np.concatenate([y1, y2])
+    return (X, y) if rows is None else (X[:rows], y[:rows])
+
+
+def orders(n: int, perms: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.permutation(n) for _ in range(perms)]).astype(np.int32)
+
+
+def etas(k: int) -> np.ndarray:
+    import jcsol
+
+    values = jcsol.decades()
+    return values if k >= len(values) else values[:: max(1, (len(values) - 1) // (k - 1))][:k]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# measuring
+# ----------------------------------------------------------------------------------------------------------
+
+
+def timed(learner, X, y, perms, path, repeats: int, **kwargs) -> dict:
+    """A first call (compilation and run), then ``repeats`` compiled calls: the median run and wall times."""
+    import jcsol
+
+    start = time.perf_counter()
+    first = jcsol.run(learner, X, y, perms=perms, path=path, **kwargs)
+    first_wall = time.perf_counter() - start
+    runs, walls = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        res = jcsol.run(learner, X, y, perms=perms, path=path, **kwargs)
+        walls.append(time.perf_counter() - start)
+        runs.append(res.time_run)
+    run_s, wall_s = float(np.median(runs)), float(np.median(walls))
+    rounds = perms.shape[1]
+    return {
+        "runs": res.n_runs,
+        "rounds": rounds,
+        "first_call_s": first_wall,
+        "compile_s": first.time_compile,
+        "run_s": run_s,
+        "wall_s": wall_s,
+        "host_share": (wall_s - run_s) / wall_s,
+        "updates_per_s": res.n_runs * rounds / run_s,
+        "us_per_round": run_s / rounds * 1e6,
+        "_result": res,
+    }
+
+
+def public(figures: dict) -> dict:
+    return {k: v for k, v in figures.items() if not k.startswith("_")}
+
+
+def variants(dry: bool) -> list[tuple[str, object]]:
+    """The paths compared: the scan as is, with command buffers, unrolled; the kernel at a few shapes (the dry run:
+    one of each kind)."""
+    import jcsol
+
+    if dry:
+        return [
+            ("scan", jcsol.Scan()),
+            ("scan unroll=2", jcsol.Scan(unroll=2)),
+            ("kernel", jcsol.Kernel()),
+            ("kernel block=1 warps=1", jcsol.Kernel(block=1, num_warps=1)),
+        ]
+    out: list[tuple[str, object]] = [
+        ("scan", jcsol.Scan()),
+        ("scan+cmdbuf", jcsol.Scan(compiler_options={"xla_gpu_enable_command_buffer": COMMAND_BUFFERS})),
+        ("scan unroll=8", jcsol.Scan(unroll=8)),
+    ]
+    for block, warps in ((None, 4), (None, 1), (4, 1), (1, 1), (16, 8)):
+        out.append((f"kernel block={block or 'grid'} warps={warps}", jcsol.Kernel(block=block, num_warps=warps)))
+    return out
+
+
+def compare_paths(window: Window, name: str, learner, X, y, perms, dry: bool, cpu: dict | None) -> dict:
+    """Every variant of :func:`variants` on one workload, each line printed with its ratio to the host CPU."""
+    out = {}
+    for label, path in variants(dry):
+        needs = 5.0 if dry else 20.0
+        if window.left() < needs:
+            out[label] = {"skipped": "budget"}
+            continue
+        try:
+            figures = public(timed(learner, X, y, perms, path, sizes(dry)["repeats"]))
+        except Exception as err:
+            out[label] = {"error": f"{type(err).__name__}: {err}"[:1500]}
+            window.say(f"  {name} {label}: FAILED {out[label]['error'][:200]}")
+            continue
+        base = (cpu or {}).get(name)
+        if base:
+            figures["speedup_vs_host_cpu"] = base["run_s"] / figures["run_s"]
+        out[label] = figures
+        ratio = f", {figures['speedup_vs_host_cpu']:.1f}× the host CPU" if base else ""
+        window.say(
+            f"  {name} {label}: run {figures['run_s'] * 1e3:.1f} ms (wall {figures['wall_s'] * 1e3:.1f}, compile "
+            f"{figures['compile_s']:.1f} s), {figures['updates_per_s']:.3g} updates/s, "
+            f"{figures['us_per_round']:.2f} µs/round{ratio}"
+        )
+    failed = out.get("scan+cmdbuf", {}).get("error")
+    if failed and window.left() > 60 and name == "a9a ACOG-I-diag 220":  # the option as a process-wide flag instead
+        out["scan+cmdbuf (XLA_FLAGS)"] = flagged_scan(window, cpu)
+    return out
+
+
+def flagged_scan(window: Window, cpu: dict | None) -> dict:
+    """The 220-run scan in a child process whose ``XLA_FLAGS`` turn XLA's command buffers on (for XLA versions
+    that take the option only that way)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "flagged.json"
+        flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_gpu_enable_command_buffer={COMMAND_BUFFERS}".strip()
+        command = [sys.executable, __file__, "--scan-worker", str(out), "--data-dir", str(DATA)]
+        try:
+            subprocess.run(
+                command, env=dict(os.environ, XLA_FLAGS=flags), check=True, timeout=max(30, window.left() - 20)
+            )
+        except (subprocess.SubprocessError, OSError) as err:
+            return {"error": f"{type(err).__name__}: {err}"[:1500]}
+        figures = json.loads(out.read_text())
+    base = (cpu or {}).get("a9a ACOG-I-diag 220")
+    if base:
+        figures["speedup_vs_host_cpu"] = base["run_s"] / figures["run_s"]
+    window.say(
+        f"  scan+cmdbuf (XLA_FLAGS): run {figures['run_s'] * 1e3:.1f} ms, {figures['updates_per_s']:.3g} updates/s"
+    )
+    return figures
+
+
+def scan_worker(data_dir: Path) -> dict:
+    import jcsol
+
+    X, y = a9a(data_dir, None)
+    return public(timed(jcsol.ACOG(eta=etas(11), diagonal=True), X, y, orders(len(y), 20), "scan", 3))
+
+
+def agreement(learner, X, y, perms, kernel_path) -> dict:
+    """The kernel's result against the scan's on the same orders (the tolerances of tests/test_kernel.py)."""
+    import jax
+
+    import jcsol
+
+    scan = jcsol.run(learner, X, y, perms=perms, path="scan", record_scores=True, curve_points=8)
+    kernel = jcsol.run(learner, X, y, perms=perms, path=kernel_path, record_scores=True, curve_points=8)
+    scores = scan.scores.reshape(-1, scan.scores.shape[-1])
+    scale = np.abs(scores).max(axis=1, keepdims=True)
+    near_rounds = (np.abs(scores) < EPS * scale) & (scores != 0)
+    near = near_rounds.any(axis=1).reshape(scan.counts.shape[:-1])
+    clear = ~near
+    worst = 0.0
+    for a, b in zip(jax.tree.leaves(scan.states), jax.tree.leaves(kernel.states)):
+        a, b = np.asarray(a, np.float64)[clear], np.asarray(b, np.float64)[clear]
+        a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
+        scale_ = np.maximum(np.abs(a).max(axis=1, keepdims=True), np.finfo(np.float32).tiny)
+        worst = max(worst, float((np.abs(a - b) / scale_).max(initial=0.0)))
+    return {
+        "runs": int(near.size),
+        "runs_with_near_zero_scores": int(near.sum()),
+        "near_zero_rounds": int(near_rounds.sum()),
+        "counts_equal_in_clear_runs": bool(np.array_equal(scan.counts[clear], kernel.counts[clear])),
+        "runs_whose_counts_differ": int((scan.counts != kernel.counts).any(axis=-1).sum()),
+        "curve_equal_in_clear_runs": bool(np.array_equal(scan.curve[clear], kernel.curve[clear])),
+        "state_max_relative_error": worst,
+        "within_tolerance": bool(worst <= RTOL),
+    }
+
+
+def parse_trace(log_dir: Path, rounds: int, wall_s: float) -> dict:
+    """Kernels per round and device time per round from a ``jax.profiler`` trace (its Chrome-trace JSON)."""
+    files = sorted(log_dir.rglob("*trace.json.gz"))
+    if not files:
+        return {"error": "the profiler wrote no trace.json.gz"}
+    events = json.loads(gzip.decompress(files[-1].read_bytes()))
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    names = {
+        e["pid"]: e.get("args", {}).get("name", "")
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
+    device_pids = {pid for pid, name in names.items() if "/device:" in name and "CPU" not in name.upper()}
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("pid") in device_pids]
+    intervals = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in kernels)
+    busy, end = 0.0, -np.inf
+    for a, b in intervals:  # the union of the kernels' intervals, in µs
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    top: dict[str, float] = {}
+    for e in kernels:
+        top[e["name"]] = top.get(e["name"], 0.0) + float(e.get("dur", 0))
+    return {
+        "device_processes": sorted(names[p] for p in device_pids),
+        "kernels": len(kernels),
+        "kernels_per_round": len(kernels) / rounds,
+        "device_us_per_round": busy / rounds,
+        "wall_us_per_round": wall_s / rounds * 1e6,
+        "device_share_of_wall": busy / (wall_s * 1e6) if wall_s else None,
+        "top_kernels_us": dict(sorted(top.items(), key=lambda kv: -kv[1])[:8]),
+    }
+
+
+def profile(learner, X, y, perms, path) -> dict:
+    import jax
+
+    import jcsol
+
+    jcsol.run(learner, X, y, perms=perms, path=path)  # compiled outside the trace
+    with tempfile.TemporaryDirectory() as tmp:
+        with jax.profiler.trace(tmp, create_perfetto_trace=True):
+            start = time.perf_counter()
+            jcsol.run(learner, X, y, perms=perms, path=path)
+            wall = time.perf_counter() - start
+        return parse_trace(Path(tmp), perms.shape[1], wall)
+
+
+def toy_scan(rounds: int) -> dict:
+    """µs per iteration of a ``lax.scan`` of a scalar body and of a body of four fused-apart operations."""
+    import jax
+    import jax.numpy as jnp
+
+    def per_iteration(body, init):
+        f = jax.jit(lambda c: jax.lax.scan(lambda c, _: (body(c), None), c, None, length=rounds)[0])
+        jax.block_until_ready(f(init))
+        start = time.perf_counter()
+        jax.block_until_ready(f(init))
+        return (time.perf_counter() - start) / rounds * 1e6
+
+    scalar = per_iteration(lambda x: x * 0.999 + 1.0, jnp.float32(0))
+    w = jnp.ones((220, 128), jnp.float32)
+    # a dot, a reduction and two elementwise passes: about as many kernels as a first-order round over a grid
+    matrix = per_iteration(lambda w: w + 1e-3 * jnp.tanh(w @ w[0])[:, None] * jnp.sort(w[0]), w)
+    return {"rounds": rounds, "scalar_us_per_iteration": scalar, "round_like_us_per_iteration": matrix}
+
+
+def cpu_baseline(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> dict:
+    """The host CPU's run times of the workloads compared, in a child process (``JAX_PLATFORMS=cpu``)."""
+    if dry:
+        return cpu_worker(data_dir, dry, n_perm, n_eta, rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cpu.json"
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        command = [sys.executable, __file__, "--cpu-worker", str(out), "--data-dir", str(data_dir)]
+        subprocess.run(command, env=env, check=True, timeout=240)
+        return json.loads(out.read_text())
+
+
+def cpu_worker(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> dict:
+    import jax
+
+    import jcsol
+
+    X, y = a9a(data_dir, rows)
+    perms = orders(len(y), n_perm)
+    learner = jcsol.ACOG(eta=etas(n_eta), diagonal=True)
+    out = {"device": f"{len(jax.devices())} × {jax.devices()[0].device_kind}"}
+    out["a9a ACOG-I-diag 220"] = public(timed(learner, X, y, perms, "scan", 1))
+    grid = jcsol.grid(jcsol.ACOG(diagonal=True), eta=etas(n_eta), gamma=etas(n_eta))
+    out["a9a ACOG-I-diag 2420"] = public(timed(grid, X, y, perms, "scan", 1))
+    return out
+
+
+def full_covariance(X, y, perms, n_eta: int, peak: float | None) -> dict:
+    """Full ACOG-I, 220 runs: run time and the share of peak bandwidth its state traffic reaches (each round reads
+    and writes every run's Σ and μ)."""
+    import jcsol
+
+    figures = public(timed(jcsol.ACOG(eta=etas(n_eta)), X, y, perms, "scan", 1))
+    d = X.shape[1]
+    bytes_per_round = 2 * 4 * (d * d + d) * figures["runs"]
+    figures["state_tbs"] = bytes_per_round * figures["rounds"] / figures["run_s"] / 1e12
+    figures["peak_share"] = None if peak is None else figures["state_tbs"] / peak
+    return figures
+
+
+def koil(data_dir: Path, window: Window, dry: bool) -> dict:
+    """KOIL RS++'s (σ, C) grid on letter's 5 × 4 training folds: a prefix timed, the whole run when it fits."""
+    import jcsol
+    from jcsol.datasets import load_koil
+    from jcsol.protocols import cv_splits
+
+    s = sizes(dry)
+    X, y = load_koil("letter", data_dir / "koil")
+    folds = cv_splits(y, folds=5, repeats=4, seed=0).train[: s["koil_folds"]]
+    side = 2.0 ** np.linspace(-10, 10, s["koil_side"])
+    learner = jcsol.grid(
+        jcsol.KOIL(eta=0.01, C=16.0, sigma=0.25, budget_pos=100, budget_neg=100, k=10), sigma=side, C=side
+    )
+    objective = jcsol.Sum(rho="laplace")
+    prefix = folds[:, : (64 if dry else 500)]
+    first = jcsol.run(learner, X, y, perms=prefix, objective=objective)
+    timed_prefix = jcsol.run(learner, X, y, perms=prefix, objective=objective)
+    rounds = folds.shape[1] if s["koil_rounds"] is None else s["koil_rounds"]
+    estimate = timed_prefix.time_run / prefix.shape[1] * rounds + first.time_compile
+    out = {
+        "runs": timed_prefix.n_runs,
+        "rounds": rounds,
+        "prefix_rounds": prefix.shape[1],
+        "estimated_s": estimate,
+        "target_s": 60.0,
+    }
+    window.say(f"  KOIL {out['runs']} runs × {rounds} rounds: about {estimate:.1f} s from a prefix")
+    if window.left() > estimate * 1.3 + 10:
+        res = jcsol.run(learner, X, y, perms=folds[:, :rounds], objective=objective)
+        out.update(measured_s=res.time_run + res.time_compile, run_s=res.time_run, compile_s=res.time_compile)
+    return out
+
+
+def environment() -> dict:
+    import jax
+    import jaxlib
+
+    import jcsol
+
+    device = jax.devices()[0]
+    out = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "platform": device.platform,
+        "device": getattr(device, "device_kind", device.platform),
+        "devices": len(jax.devices()),
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "jcsol": jcsol.__version__,
+        "python": platform.python_version(),
+    }
+    with contextlib.suppress(Exception):
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        out["nvidia_smi"] = smi.stdout.strip()
+    with contextlib.suppress(Exception):
+        out["revision"] = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE, timeout=10
+        ).stdout.strip()
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the window
+# ----------------------------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--budget", type=float, default=420.0, help="seconds the window may take (default 420)")
+    parser.add_argument("--json", type=Path, help="the figures (default benchmarks/results/gpu_window-<date>.json)")
+    parser.add_argument("--data-dir", type=Path, default=DATA)
+    parser.add_argument("--cpu-dry-run", action="store_true", help="every step at a tiny size, on the CPU")
+    parser.add_argument("--cpu-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--scan-worker", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.cpu_worker:
+        args.cpu_worker.write_text(json.dumps(cpu_worker(args.data_dir, False, 20, 11, None)))
+        return 0
+    if args.scan_worker:
+        args.scan_worker.write_text(json.dumps(scan_worker(args.data_dir)))
+        return 0
+    if args.cpu_dry_run:
+        os.environ["JAX_PLATFORMS"] = "cpu"
+    import jax
+
+    import jcsol
+
+    dry = args.cpu_dry_run
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    json_path = args.json or HERE / "results" / f"gpu_window-{'dry-' if dry else ''}{stamp}.json"
+    window = Window(args.budget, json_path, dry)
+    env = window.step("environment", 0, environment)
+    window.say(f"  {env}")
+    if not dry and jax.devices()[0].platform != "gpu":
+        window.say("no GPU: the default JAX backend is the CPU; use --cpu-dry-run to check the script here")
+        return 2
+    s = sizes(dry)
+    X, y = a9a(args.data_dir, s["rows"])
+    perms = orders(len(y), s["perms"])
+    learner = jcsol.ACOG(eta=etas(s["decades"]), diagonal=True)
+    grid = jcsol.grid(jcsol.ACOG(diagonal=True), eta=etas(s["decades"]), gamma=etas(s["decades"]))
+    peak = next((v for k, v in PEAK_TBS.items() if k in str(env.get("device", ""))), None) if env else None
+
+    window.step("toy scan", 10, toy_scan, s["toy_rounds"])
+    cpu = window.step(
+        "host CPU", 90 if not dry else 5, cpu_baseline, args.data_dir, dry, s["perms"], s["decades"], s["rows"]
+    )
+    window.step("a9a ACOG-I-diag 220", 60, compare_paths, window, "a9a ACOG-I-diag 220", learner, X, y, perms, dry, cpu)
+    window.step("agreement a9a 220", 20, agreement, learner, X, y, perms, jcsol.Kernel())
+    short = perms[:, : s["profile_rounds"]]
+    window.step("profile scan", 15, profile, learner, X, y, short, jcsol.Scan())
+    window.step("profile kernel", 15, profile, learner, X, y, short, jcsol.Kernel())
+    window.step("a9a ACOG-I-diag 2420", 60, compare_paths, window, "a9a ACOG-I-diag 2420", grid, X, y, perms, dry, cpu)
+    window.step("a9a ACOG-I full 220", 40, full_covariance, X, y, perms, s["decades"], peak)
+    rows, d = s["protein"]
+    from jcsol.datasets.synthetic import linear_stream
+
+    Xp, yp = linear_stream(rows, d, 1 / 2.7, seed=1)
+    window.step("protein ACOG-I full 220", 60, full_covariance, Xp, yp, orders(rows, s["perms"]), s["decades"], peak)
+    window.step("letter KOIL grid", 30, koil, args.data_dir, window, dry)
+    window.say(f"figures in {json_path} ({window.left():.0f} s of the budget left)")
+    window.save()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""How the engine runs a chunk of rounds: a ``lax.scan`` that XLA compiles, or one Pallas kernel whose programs
+loop over the rounds themselves (:mod:`jcsol.kernel`).
+
+On a CPU, XLA compiles a scan's whole body into one loop (:mod:`jcsol.xla_cpu`) and a round costs what its
+arithmetic costs. On a GPU, XLA runs the body of a loop as a few kernels launched from the host at every round,
+several microseconds a round whatever the work (a round of a first-order learner over a grid is a few hundred
+multiply–adds). The kernel path runs a whole chunk of rounds in one launch: each program owns a block of grid
+points of one permutation, keeps their states in registers, and reads each round's row itself.
+
+``jcsol.run(..., path=...)`` takes ``"auto"`` (the default: :class:`Kernel` on a GPU where it covers the learner,
+:class:`Scan` elsewhere), ``"scan"``, ``"kernel"``, or a :class:`Scan` or :class:`Kernel` with options. The
+kernel covers the learners whose ``kernel_steps`` is true (COG, ACOG-diag, the PA family, Perceptron, PAUM,
+OGD) on dense rows held in memory; off a GPU it runs in Pallas' interpreter (slow: for tests).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+CompilerOptions = tuple[tuple[str, Any], ...]
+
+
+def _options(owner: str, value: Mapping[str, Any] | CompilerOptions) -> CompilerOptions:
+    """XLA options of one compilation as a sorted tuple of ``(name, value)`` (hashable: part of the compiled
+    program's identity)."""
+    pairs = tuple(value.items()) if isinstance(value, Mapping) else tuple(value)
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise TypeError(f"{owner}: compiler_options must map XLA option names to values, got {value!r}")
+        if not isinstance(pair[1], (str, bool, int, float)):
+            raise TypeError(
+                f"{owner}: compiler option {pair[0]} must be a string, bool or number, got {type(pair[1]).__name__}"
+            )
+    return tuple(sorted(pairs))
+
+
+def _whole(owner: str, name: str, value: Any, *, power_of_two: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}: {name} must be a whole number >= 1, got {value!r}")
+    if power_of_two and value & (value - 1):
+        raise ValueError(f"{owner}: {name} must be a power of 2, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """A chunk as one ``lax.scan`` over its rounds, every run's round vmapped inside.
+
+    Args:
+        unroll: rounds per iteration of the compiled loop (``lax.scan``'s ``unroll``): fewer iterations, a
+            larger body. The bits do not change.
+        compiler_options: XLA options of these compilations alone (e.g. ``{"xla_gpu_enable_command_buffer":
+            "FUSION,WHILE"}``), given to ``.compile(compiler_options=...)``.
+    """
+
+    unroll: int = 1
+    compiler_options: Mapping[str, Any] | CompilerOptions = ()
+
+    def __post_init__(self) -> None:
+        _whole("Scan", "unroll", self.unroll)
+        object.__setattr__(self, "compiler_options", _options("Scan", self.compiler_options))
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """A chunk as one Pallas kernel (:mod:`jcsol.kernel`): a program per block of grid points of a permutation,
+    looping over the chunk's rounds itself.
+
+    Args:
+        block: grid points a program holds (a power of 2; default: every grid point of its permutation, the
+            grid padded to a power of 2). Smaller blocks make more programs, each reading the same rows.
+        num_warps: warps a program runs on (Triton's ``num_warps``).
+        num_stages: Triton's software-pipelining stages.
+        interpret: run in Pallas' interpreter (default: off a GPU only).
+        compiler_options: XLA options of these compilations alone.
+    """
+
+    block: int | None = None
+    num_warps: int = 4
+    num_stages: int = 1
+    interpret: bool | None = None
+    compiler_options: Mapping[str, Any] | CompilerOptions = ()
+
+    def __post_init__(self) -> None:
+        if self.block is not None:
+            _whole("Kernel", "block", self.block, power_of_two=True)
+        _whole("Kernel", "num_warps", self.num_warps, power_of_two=True)
+        _whole("Kernel", "num_stages", self.num_stages)
+        if self.interpret is not None and not isinstance(self.interpret, bool):
+            raise ValueError(f"Kernel: interpret must be True, False or None, got {self.interpret!r}")
+        object.__setattr__(self, "compiler_options", _options("Kernel", self.compiler_options))
+
+
+Path = Scan | Kernel
+
+#: The GPU's kernel options until measured on a device: one program per permutation, 4 warps.
+GPU_KERNEL = Kernel()
+
+
+def covers(learner, *, dense_rows: bool) -> bool:
+    """Whether the kernel path runs ``learner`` on these rows."""
+    return dense_rows and bool(learner.kernel_steps)
+
+
+def choose(path: Any, learner, *, dense_rows: bool, platform: str) -> Path:
+    """The path a run takes: ``path`` as given to :func:`jcsol.run`, resolved for ``learner`` on rows that are
+    dense and in memory (``dense_rows``) or not, on ``platform``. Refuses a kernel path that does not cover the
+    learner, naming what it covers."""
+    if isinstance(path, (Scan, Kernel)):
+        chosen = path
+    elif path == "scan":
+        chosen = Scan()
+    elif path == "kernel":
+        chosen = GPU_KERNEL
+    elif path == "auto":
+        return GPU_KERNEL if platform == "gpu" and covers(learner, dense_rows=dense_rows) else Scan()
+    else:
+        raise ValueError(f'path must be "auto", "scan", "kernel", jcsol.Scan(...) or jcsol.Kernel(...), got {path!r}')
+    if isinstance(chosen, Kernel) and not dense_rows:
+        raise ValueError(
+            "the kernel path runs dense rows held in memory; these are sparse rows or a row store: use "
+            "path='scan' or 'auto'"
+        )
+    if isinstance(chosen, Kernel) and not covers(learner, dense_rows=dense_rows):
+        raise ValueError(
+            "the kernel path runs the learners whose kernel_steps is True (COG, ACOG-diag, PA, PA-I, PA-II, "
+            f"CPA-PB, CPA-ML, Perceptron, PAUM, OGD); {learner.name} is not one: use path='scan' or 'auto'"
+        )
+    return chosen
