@@ -20,7 +20,8 @@ protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and th
     python benchmarks/gpu_window.py --budget 300 --json out.json
     python benchmarks/gpu_window.py --cpu-dry-run        # every step at a tiny size on the CPU (the kernel interpreted)
 
-The data it needs travel with the tree (``benchmarks/data``: a9a and the KOIL authors' letter).
+The data it needs travel with the tree (``benchmarks/data``: a9a and the KOIL authors' letter); where jcsol is not
+installed, the tree's own package is imported.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import contextlib
 import datetime
 import gzip
+import importlib.util
 import json
 import os
 import platform
@@ -42,6 +44,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
+if importlib.util.find_spec("jcsol") is None:  # not installed (a bare device machine): the tree's own package
+    sys.path.insert(0, str(HERE.parent))
 PEAK_TBS = {"H100 PCIe": 2.0, "H100 NVL": 3.9, "H100": 3.35, "H200": 4.8, "A100": 1.55}  # first match wins
 RTOL, EPS = 1e-5, 1e-5
 COMMAND_BUFFERS = "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL"
@@ -104,7 +108,7 @@ def sizes(dry: bool) -> dict:
             koil_rounds=64,
             profile_rounds=8,
             toy_rounds=200,
-            repeats=1,
+            repeats=0,
         )
     return dict(
         rows=None,
@@ -147,13 +151,16 @@ def etas(k: int) -> np.ndarray:
 
 
 def timed(learner, X, y, perms, path, repeats: int, **kwargs) -> dict:
-    """A first call (compilation and run), then ``repeats`` compiled calls: the median run and wall times."""
+    """A first call (compilation and run), then ``repeats`` compiled calls: their median run and wall times (the
+    first call's with no repeat)."""
     import jcsol
 
     start = time.perf_counter()
     first = jcsol.run(learner, X, y, perms=perms, path=path, **kwargs)
     first_wall = time.perf_counter() - start
-    runs, walls = [], []
+    res, runs, walls = first, [first.time_run], [first_wall]  # the first call's, unless compiled calls follow
+    if repeats:
+        runs, walls = [], []
     for _ in range(repeats):
         start = time.perf_counter()
         res = jcsol.run(learner, X, y, perms=perms, path=path, **kwargs)

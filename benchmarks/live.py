@@ -35,8 +35,9 @@ batches of 1,000 through the 11 configurations at ≥ 10× river's one-configura
 stream (18 bits). XLA's CPU kernels run single-threaded (``--xla_cpu_multi_thread_eigen=false``;
 ``--eigen-threads`` keeps XLA's default) and JAX's CPU dispatch is synchronous
 (``jax_cpu_enable_async_dispatch=False``: a call runs on the calling thread, without a hand-off to
-another; ``--async-dispatch`` keeps JAX's default); ``import jcsol`` has XLA compile each scan as one
-kernel (:mod:`jcsol.xla_cpu`; ``JCSOL_XLA_CPU=default`` in the environment measures XLA's defaults); and the
+another; ``--async-dispatch`` keeps JAX's default); ``JCSOL_XLA_CPU=loops`` in the environment has XLA compile each
+scan as one kernel (:mod:`jcsol.xla_cpu`; unset, XLA's small kernels per round; ``JCSOL_XLA_CPU=default``, XLA's
+defaults for jcsol's programs too); and the
 process is pinned to one CPU core (``--cpu``, 0 by default; ``--cpu -1`` leaves it to the OS): unpinned, the
 scans over the 18-bit table (11 × 2**18 weights a vector) ran at about a quarter of the speed on a 2-core
 machine (the engine's scan 193k events/s against 708k–786k pinned, under XLA's defaults), the other streams at

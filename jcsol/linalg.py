@@ -5,10 +5,10 @@ A learner that writes its step with these functions (and sets ``sparse_steps = T
 of a dense ``(d,)`` array, and nothing of size ``d`` is touched but the entries the row names.
 
 A sparse row's entries are added by :func:`add_at`, a slice write per entry rather than a scatter: XLA compiles
-a scan whose body holds a scatter as one small kernel per operation, a scan without one as a single kernel
-(:mod:`jcsol.xla_cpu`), at about twice the events/s for a sparse step. Where XLA keeps its small kernels (that
-setting off, or a loop compiled for an accelerator), the slice writes would be more of them than one scatter, and
-:func:`add_at` scatters.
+a scan whose body holds a scatter as one small kernel per operation, a scan without one as a single kernel when
+whole-loop kernels are on (:func:`jcsol.xla_cpu.use_loop_kernels`), at two to three times the events/s for a
+sparse step. Where XLA keeps its small kernels (the default, or a loop compiled for an accelerator), the slice
+writes would be more of them than one scatter, and :func:`add_at` scatters.
 
 Inside the one-kernel time loop of :mod:`jcsol.kernel` (:func:`in_kernel`), the inner products of a dense row are
 written as elementwise products and a sum: a GPU kernel language lowers those for any block of runs, where a

@@ -1,11 +1,12 @@
 """How the engine runs a chunk of rounds: a ``lax.scan`` that XLA compiles, or one Pallas kernel whose programs
 loop over the rounds themselves (:mod:`jcsol.kernel`).
 
-On a CPU, XLA compiles a scan's whole body into one loop (:mod:`jcsol.xla_cpu`) and a round costs what its
-arithmetic costs. On a GPU, XLA runs the body of a loop as a few kernels launched from the host at every round,
-several microseconds a round whatever the work (a round of a first-order learner over a grid is a few hundred
-multiply–adds). The kernel path runs a whole chunk of rounds in one launch: each program owns a block of grid
-points of one permutation, keeps their states in registers, and reads each round's row itself.
+On a CPU, a round of the scan costs about what its arithmetic costs (a microsecond of calls to XLA's small
+kernels, none with whole-loop kernels: :mod:`jcsol.xla_cpu`). On a GPU, XLA runs the body of a loop as a few
+kernels launched from the host at every round, several microseconds a round whatever the work (a round of a
+first-order learner over a grid is a few hundred multiply–adds). The kernel path runs a whole chunk of rounds in
+one launch: each program owns a block of grid points of one permutation, keeps their states in registers, and
+reads each round's row itself.
 
 ``jcsol.run(..., path=...)`` takes ``"auto"`` (the default: :class:`Kernel` on a GPU where it covers the learner,
 :class:`Scan` elsewhere), ``"scan"``, ``"kernel"``, or a :class:`Scan` or :class:`Kernel` with options. The

@@ -19,6 +19,7 @@ Requires scikit-learn (``pip install jcsol[sklearn]``); the rest of jcsol does n
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -36,6 +37,7 @@ from .base import Example, Learner, check_hyperparameters, hyperparameter, pytre
 from .datasets import l2_normalize
 from .objective import Cost, Objective, Sum
 from .stream import check_fits
+from .xla_cpu import compile_options
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -88,12 +90,15 @@ class _FixedRho(Objective):
         return 0.5, 0.9
 
 
+_score = jax.jit(lambda learner, state, X: learner.score(state, X), compiler_options=compile_options())
+
+
 def _min_bucket(n: int) -> int:
     """Batch lengths are padded to a power of two (at least 16) so that few scan lengths are compiled."""
     return max(16, 1 << max(0, int(n) - 1).bit_length())
 
 
-@jax.jit
+@functools.partial(jax.jit, compiler_options=compile_options())
 def _consume(learner, objective, state, seen, totals, X, y, weight):
     """One online pass over the rows of ``X`` in order, skipping rows of weight 0 (the padding among them).
 
@@ -459,7 +464,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """``f = w·x`` of the rows of ``X`` (positive: the +1 class ``pos_label_``)."""
         check_is_fitted(self, "state_")
         X = self._features(X, reset=False)
-        return np.asarray(self._learner().score(self.state_, jnp.asarray(X)), dtype=np.float64)
+        return np.asarray(_score(self._learner(), self.state_, jnp.asarray(X)), dtype=np.float64)
 
     def decision_function(self, X) -> np.ndarray:
         """Scores oriented as scikit-learn's: ``> 0`` means ``classes_[1]``. Shape ``(n,)``."""

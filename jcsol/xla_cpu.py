@@ -1,39 +1,54 @@
-"""XLA's CPU compiler options that ``import jcsol`` sets: each scan compiled as one kernel, without FMA, and no
-dot handed to YNNPACK.
+"""XLA's CPU compiler options of jcsol's own programs (no FMA, no dot handed to YNNPACK), and the opt-in that
+compiles each scan as one kernel.
 
-XLA compiles a loop for the CPU, by default, as a sequence of small kernels ("thunks"), each called once per
-round: about 20 for one round of a learner's step over a grid, about 1 µs a round spent calling them rather
-than computing. A loop whose body holds no scatter, sort or custom call can instead be compiled whole into one
-kernel, as XLA does by itself only for loops under 1 kB (its ``xla_cpu_small_while_loop_byte_threshold``).
-``import jcsol`` raises that limit to every size; inside a loop of rounds the sparse updates of
-:mod:`jcsol.linalg` are written without scatter, so that their loops qualify. On a 2-core CPU
-(``benchmarks/live.py``, one core) the engine's scan of ACOG-I-diag × 11 η over a hashed table of 2**18
-features ran at 1.8M events/s against 0.68M under XLA's defaults, over a9a's sparse rows at 0.91M against 0.56M.
-Where a round is wide and its work is arithmetic, AVX alone (below) costs more than the kernel calls saved:
-the papers' protocol on a9a, 220 runs of 123 dense features in one scan (``benchmarks/engine_speed.py``, one
-device, three pairs of runs), took 0.53–0.62 s against 0.41–0.50 s for COG-I, 1.04–1.31 s against 0.92–1.01 s
-for ACOG-I-diag and 53–68 s against 34–47 s for full ACOG-I (its 123 × 123 matrices: AVX without the one kernel
-took 80 s, the one kernel with FMA 57 s). ``JCSOL_XLA_CPU=default`` is the setting for such runs on a CPU.
+Every program jcsol compiles gets :func:`compile_options`, as the ``compiler_options`` of its ``jax.jit`` or of
+its ``.compile()``; ``import jcsol`` leaves ``XLA_FLAGS``, and so every other JAX program of the process, as
+they were.
 
-One kernel for a whole loop body lets LLVM fuse a multiply and an add into one FMA wherever it sees them
-together, and where it sees them depends on the code around them: the same round compiled inside a scan over
-1,000 events and inside one over 333 would round differently, and jcsol's promises that a chunked run, a resumed
-run and a live learner give the bits of one scan would break. So the same import limits XLA's CPU code to AVX
-(``xla_cpu_max_isa=AVX``: no FMA instructions), which makes every round compute the same bits wherever it is
-compiled. Both options are set together, only on x86-64 (elsewhere there is no instruction set without FMA to
-choose, and XLA's defaults are kept), only while JAX has not started (XLA reads ``XLA_FLAGS`` once), and only
-when ``XLA_FLAGS`` names neither option.
+On x86-64 the options limit XLA's code to AVX (``xla_cpu_max_isa=AVX``: no FMA instructions). Where LLVM fuses
+a multiply and an add into one FMA depends on the code around them, and a round that rounds once here and twice
+there breaks jcsol's promises that a chunked run, a resumed run and a live learner give the bits of one scan.
+Elsewhere there is no instruction set without FMA to choose, and XLA's default is kept.
 
 From jaxlib 0.8.1 on, XLA can hand a dot outside a loop (a batch's scores, say) to YNNPACK, a library of
 hand-written kernels that chooses its kernel and how to split the work when it runs. The scores of the same
 weights then came out in other bits in one process of two devices than in two processes of one device each
 (jaxlib 0.10.2), and jcsol's promise that a job over several processes gives the bits of one process would
-break. So the same import turns these fusions off (``xla_cpu_experimental_ynn_fusion_type`` set to no type), on
-every CPU, when the installed jaxlib knows the option (0.8.1 and later; 0.8.0 stops on a flag it does not know)
-and ``XLA_FLAGS`` does not name it; XLA's own code then computes those dots.
+break. So the options turn these fusions off (``xla_cpu_experimental_ynn_fusion_type`` set to no type) on every
+CPU, when the installed jaxlib knows the option (0.8.1 and later; 0.8.0 refuses an option it does not know);
+XLA's own code then computes those dots.
 
-The options are set only while JAX has not started; ``JCSOL_XLA_CPU=default`` in the environment keeps XLA's
-defaults for all of them. They concern XLA's CPU code only: GPU and TPU programs are unaffected.
+An option that ``XLA_FLAGS`` names is left to it; ``JCSOL_XLA_CPU=default`` in the environment keeps XLA's
+defaults for both. A GPU or TPU compiler ignores them.
+
+**Loop kernels (opt-in).** XLA compiles a loop for the CPU, by default, as a sequence of small kernels
+("thunks"), each called once per round: about 20 for one round of a learner's step over a grid, about 1 µs a
+round spent calling them rather than computing. A loop whose body holds no scatter, sort or custom call can
+instead be compiled whole into one kernel, as XLA does by itself only for loops under 1 kB (its
+``xla_cpu_small_while_loop_byte_threshold``). That limit is not an option of one compilation: XLA reads it from
+``XLA_FLAGS`` once, when JAX starts, for every program of the process. ``JCSOL_XLA_CPU=loops`` in the
+environment (read by ``import jcsol``) or :func:`use_loop_kernels` (after ``import jcsol``, before JAX's first
+computation) raise it to every size, on x86-64 only; inside a loop of rounds the sparse updates of
+:mod:`jcsol.linalg` are then written without scatter (:data:`loop_kernels`), so that their loops qualify.
+jcsol's programs keep AVX, so that the one kernel rounds the same in a scan of any length (with FMA, LLVM
+would fuse a multiply and an add wherever the code around them lets it); the process's other programs get
+whole loops too, with XLA's own instruction set.
+
+What it buys, on a 2-core x86-64 CPU (best of 3, each setting in its own processes, alternated). The engine's
+scan of ACOG-I-diag × 11 η, one core (``python benchmarks/live.py``, its ``engine`` column): 1.86–1.89M
+events/s against 0.61–0.63M over a hashed table of 2**18 features (3.0×), 1.08–1.11M against 0.55–0.56M over
+a9a's sparse rows (2.0×), 1.52M against 0.59M over a9a's dense rows; a live learner's batches of 1,000 ran
+1.7–2.5× as fast. The papers' protocol on a9a, 11 η × 20 permutations of 123 dense features over both devices
+(``python benchmarks/host_overhead.py``'s runs, best of 5 in each process): COG-I 0.23–0.26 s against
+0.36–0.46 s, ACOG-I-diag 0.57–0.61 s against 0.70–0.76 s; full ACOG-I (123 × 123 matrices, 11 η × 2
+permutations) 1.35–1.38 s against 1.71–1.81 s. One event at a time (a live learner's ``predict`` + ``learn``
+over a9a's dense rows) took 57 µs at the median either way: a loop of one round has no calls to save.
+Without the opt-in, jcsol's programs ran as fast as under XLA's own defaults (``JCSOL_XLA_CPU=default``:
+COG-I 0.37 s, ACOG-I-diag 0.70–0.72 s, full ACOG-I 1.71–1.82 s).
+
+Use it in a process that runs jcsol's scans (experiments, sweeps, a live learner fed batches) where the
+process's other JAX programs may have their loops compiled whole as well; leave it off where they must compile
+as they would without jcsol.
 """
 
 from __future__ import annotations
@@ -41,68 +56,121 @@ from __future__ import annotations
 import os
 import platform
 import re
+import warnings
+from collections.abc import Mapping
 
 import jaxlib.version  # imported with JAX already (reading it starts nothing)
 
 from .devices import _backends_started
 
 ENV = "JCSOL_XLA_CPU"
+SETTINGS = ("", "loops", "default")
 LOOP_KERNELS = "xla_cpu_small_while_loop_byte_threshold"
-NO_FMA = "--xla_cpu_max_isa=AVX"
-_EXTRA = "--xla_backend_extra_options"
+MAX_ISA = "xla_cpu_max_isa"
 LIBRARY_FUSIONS = "xla_cpu_experimental_ynn_fusion_type"
-NO_LIBRARY_FUSIONS = f"--{LIBRARY_FUSIONS}="
+_EXTRA = "--xla_backend_extra_options"
 _FIRST_WITH_LIBRARY_FUSIONS = (0, 8, 1)  # the first jaxlib whose XLA knows the option
 _X86 = ("x86_64", "amd64", "x86", "i686")
 
-loop_kernels = False  # whether this process's XLA compiles every loop as one kernel: set by ``import jcsol``
+loop_kernels = False  # whether this process's XLA compiles every loop as one kernel (set by the opt-in)
+
+
+def setting(environ: Mapping[str, str] | None = None) -> str:
+    """``JCSOL_XLA_CPU`` of ``environ`` (default: the process's): ``""``, ``"loops"`` or ``"default"``."""
+    environ = os.environ if environ is None else environ
+    choice = environ.get(ENV, "").strip().lower()
+    if choice not in SETTINGS:
+        raise ValueError(f"{ENV} must be 'loops', 'default' or unset, got {environ[ENV]!r}")
+    return choice
+
+
+def compile_options(
+    environ: Mapping[str, str] | None = None, machine: str | None = None, jaxlib_version: str | None = None
+) -> dict[str, str]:
+    """The ``compiler_options`` of every program jcsol compiles: ``xla_cpu_max_isa="AVX"`` on x86-64 and
+    ``xla_cpu_experimental_ynn_fusion_type=""`` where jaxlib knows it, each unless ``XLA_FLAGS`` names it; none
+    under ``JCSOL_XLA_CPU=default``. ``environ``, ``machine`` and ``jaxlib_version`` default to the process's
+    environment, this machine and the installed jaxlib."""
+    environ = os.environ if environ is None else environ
+    if setting(environ) == "default":
+        return {}
+    flags = environ.get("XLA_FLAGS", "")
+    options = {}
+    if _x86(machine) and MAX_ISA not in flags:
+        options[MAX_ISA] = "AVX"
+    if LIBRARY_FUSIONS not in flags and _knows_library_fusions(jaxlib_version):
+        options[LIBRARY_FUSIONS] = ""
+    return options
+
+
+def use_loop_kernels() -> bool:
+    """Has XLA compile every loop of this process as one kernel (the module's docstring says when it pays), as
+    ``JCSOL_XLA_CPU=loops`` does. Call it after ``import jcsol`` and before JAX's first computation: XLA reads
+    the setting once, when JAX starts, and a ``RuntimeError`` says so afterwards. x86-64 only (elsewhere the one
+    kernel would round differently in each loop, see the module's docstring); a loop limit that ``XLA_FLAGS``
+    sets already is left to it. Returns whether loops are compiled as one kernel."""
+    global loop_kernels
+    if not asks_for_loop_kernels(os.environ.get("XLA_FLAGS", "")):
+        add_loop_flag(os.environ, started=_backends_started())
+    loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
+    return loop_kernels
+
+
+def configure_on_import() -> None:
+    """Checks ``JCSOL_XLA_CPU``; under ``loops`` adds the loop limit to ``XLA_FLAGS`` (with a warning instead
+    where JAX started before jcsol was imported). Records in :data:`loop_kernels` whether XLA will compile loops
+    as one kernel (by this setting, or by the same one made by hand)."""
+    global loop_kernels
+    if setting() == "loops":
+        if _backends_started():
+            warnings.warn(
+                f"{ENV}=loops is ignored: JAX started before jcsol was imported", RuntimeWarning, stacklevel=3
+            )
+        else:
+            add_loop_flag(os.environ)
+    loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
+
+
+def add_loop_flag(environ, machine: str | None = None, started: bool = False) -> bool:
+    """Adds the loop limit to ``environ["XLA_FLAGS"]`` unless it names one already; returns whether it added it.
+    A ``RuntimeError`` where JAX has ``started`` or ``machine`` (default: this one) is not x86-64."""
+    if started:
+        raise RuntimeError(
+            "use_loop_kernels() must be called before JAX runs any computation in this process "
+            "(XLA read its loop limit when JAX started)"
+        )
+    if not _x86(machine):
+        raise RuntimeError(
+            f"loop kernels need an x86-64 CPU (this one is {machine or platform.machine()!r}): elsewhere XLA has no "
+            "instruction set without FMA, and one kernel per loop would round differently in each loop"
+        )
+    flags = environ.get("XLA_FLAGS", "")
+    if LOOP_KERNELS in flags:
+        return False
+    environ["XLA_FLAGS"] = flags_with_loop_kernels(flags)
+    return True
 
 
 def flags_with_loop_kernels(flags: str) -> str:
-    """``flags`` (an ``XLA_FLAGS`` value) with both options added in front (XLA stops reading at a word that is
-    not a ``--flag``); an existing ``--xla_backend_extra_options`` gets the loop option as one more
+    """``flags`` (an ``XLA_FLAGS`` value) with the loop limit at every size added in front (XLA stops reading at
+    a word that is not a ``--flag``); an existing ``--xla_backend_extra_options`` gets it as one more
     ``key=value`` entry of its list."""
     option = f"{LOOP_KERNELS}={2**63 - 1}"
     pattern = re.compile(rf"{_EXTRA}=(\S*)")
     if pattern.search(flags):
-        flags = pattern.sub(lambda m: f"{_EXTRA}={m.group(1)},{option}" if m.group(1) else f"{_EXTRA}={option}", flags)
-        return f"{NO_FMA} {flags}".strip()
-    return f"{_EXTRA}={option} {NO_FMA} {flags}".strip()
+        return pattern.sub(lambda m: f"{_EXTRA}={m.group(1)},{option}" if m.group(1) else f"{_EXTRA}={option}", flags)
+    return f"{_EXTRA}={option} {flags}".strip()
 
 
 def asks_for_loop_kernels(flags: str) -> bool:
     """Whether ``flags`` (an ``XLA_FLAGS`` value) has XLA compile loops of any size as one kernel: the loop
-    option at 2**31 bytes or more, as this module sets it."""
+    limit at 2**31 bytes or more, as this module sets it."""
     found = re.search(rf"{LOOP_KERNELS}=(\d+)", flags)
     return found is not None and int(found.group(1)) >= 2**31
 
 
-def configure_on_import() -> None:
-    """Adds the options to ``XLA_FLAGS`` that this module's rules allow, and records in :data:`loop_kernels`
-    whether XLA will compile loops as one kernel (by this setting, or by the same one made by hand)."""
-    global loop_kernels
-    add_flags(os.environ, started=_backends_started())
-    loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
-
-
-def add_flags(environ, machine: str | None = None, started: bool = False, jaxlib_version: str | None = None) -> bool:
-    """Sets the options in ``environ["XLA_FLAGS"]`` that this module's rules allow (``machine`` and
-    ``jaxlib_version`` default to this machine's and the installed jaxlib's); returns whether it set any."""
-    choice = environ.get(ENV, "").strip().lower()
-    if choice not in ("", "default"):
-        raise ValueError(f"{ENV} must be 'default' or unset, got {environ[ENV]!r}")
-    if choice == "default" or started:
-        return False
-    flags = before = environ.get("XLA_FLAGS", "")
-    x86 = (machine if machine is not None else platform.machine()).lower() in _X86
-    if x86 and LOOP_KERNELS not in flags and "xla_cpu_max_isa" not in flags:
-        flags = flags_with_loop_kernels(flags)
-    if LIBRARY_FUSIONS not in flags and _knows_library_fusions(jaxlib_version):
-        flags = f"{NO_LIBRARY_FUSIONS} {flags}".strip()
-    if flags == before:
-        return False
-    environ["XLA_FLAGS"] = flags
-    return True
+def _x86(machine: str | None) -> bool:
+    return (machine if machine is not None else platform.machine()).lower() in _X86
 
 
 def _knows_library_fusions(jaxlib_version: str | None) -> bool:

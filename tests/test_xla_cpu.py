@@ -1,96 +1,114 @@
-"""XLA's CPU options set on import (each scan one kernel, no FMA, no YNNPACK fusions), and the scatter-free sparse
-writes they need."""
+"""XLA's CPU options of jcsol's own compilations (no FMA, no YNNPACK fusions), the opt-in that compiles each scan
+as one kernel, and the scatter-free sparse writes it needs."""
 
 import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import jaxlib.version
 import numpy as np
 import pytest
 
 from jcsol import linalg, xla_cpu
 
 OPTION = f"xla_cpu_small_while_loop_byte_threshold={2**63 - 1}"
-NO_YNN = "--xla_cpu_experimental_ynn_fusion_type="
+AVX = {"xla_cpu_max_isa": "AVX"}
+NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""}
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+YNN = xla_cpu.version_numbers(jaxlib.version.__version__) >= (0, 8, 1)
+
+
+@pytest.mark.parametrize(
+    "environ, machine, jaxlib_version, expected",
+    [
+        ({}, "x86_64", "0.8.0", AVX),  # XLA would refuse an option it does not know
+        ({}, "x86_64", "0.8.1", AVX | NO_YNN),
+        ({}, "AMD64", "0.10.2", AVX | NO_YNN),
+        ({}, "aarch64", "0.9.0.1", NO_YNN),  # no instruction set without FMA to choose
+        ({}, "aarch64", "0.8.0", {}),
+        ({"JCSOL_XLA_CPU": "loops"}, "x86_64", "0.10.2", AVX | NO_YNN),
+        ({"JCSOL_XLA_CPU": "default"}, "x86_64", "0.10.2", {}),
+        ({"JCSOL_XLA_CPU": " Default "}, "x86_64", "0.10.2", {}),
+        ({"XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}, "x86_64", "0.10.2", NO_YNN),  # chosen by hand
+        ({"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type=dot"}, "x86_64", "0.10.2", AVX),
+    ],
+)
+def test_compile_options_follow_the_machine_jaxlib_and_setting(environ, machine, jaxlib_version, expected):
+    assert xla_cpu.compile_options(environ, machine=machine, jaxlib_version=jaxlib_version) == expected
+
+
+def test_a_bad_setting_is_refused():
+    with pytest.raises(ValueError, match="JCSOL_XLA_CPU must be 'loops', 'default' or unset, got 'off'"):
+        xla_cpu.compile_options({"JCSOL_XLA_CPU": "off"})
 
 
 @pytest.mark.parametrize(
     "flags, expected",
     [
-        ("", f"--xla_backend_extra_options={OPTION} --xla_cpu_max_isa=AVX"),
+        ("", f"--xla_backend_extra_options={OPTION}"),
         (  # in front: XLA stops reading at a word that is not a flag
             "--xla_cpu_multi_thread_eigen=false stray",
-            f"--xla_backend_extra_options={OPTION} --xla_cpu_max_isa=AVX --xla_cpu_multi_thread_eigen=false stray",
+            f"--xla_backend_extra_options={OPTION} --xla_cpu_multi_thread_eigen=false stray",
         ),
         (
             "--xla_backend_extra_options=a=1 --xla_dump_to=/tmp/x",
-            f"--xla_cpu_max_isa=AVX --xla_backend_extra_options=a=1,{OPTION} --xla_dump_to=/tmp/x",
+            f"--xla_backend_extra_options=a=1,{OPTION} --xla_dump_to=/tmp/x",
         ),
     ],
 )
-def test_flags_are_added_to_what_is_there(flags, expected):
-    assert xla_cpu.flags_with_loop_kernels(flags) == expected
+def test_the_loop_limit_is_added_to_what_is_there(flags, expected):
+    environ = {"XLA_FLAGS": flags}
+    assert xla_cpu.add_loop_flag(environ, machine="x86_64")
+    assert environ["XLA_FLAGS"] == expected and xla_cpu.asks_for_loop_kernels(expected)
 
 
 @pytest.mark.parametrize(
-    "environ, machine, started",
+    "machine, started, message",
     [
-        ({"JCSOL_XLA_CPU": "default"}, "x86_64", False),
-        ({}, "x86_64", True),  # JAX started: XLA has read its flags already
-        ({}, "aarch64", False),  # no instruction set without FMA to choose
-        ({"XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}, "x86_64", False),
-        ({"XLA_FLAGS": "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=0"}, "x86_64", False),
+        ("aarch64", False, "loop kernels need an x86-64 CPU \\(this one is 'aarch64'\\)"),
+        ("x86_64", True, "use_loop_kernels\\(\\) must be called before JAX runs any computation"),
     ],
 )
-def test_flags_are_left_alone_when_someone_chose_or_it_is_too_late(environ, machine, started):
-    before = dict(environ)
-    assert not xla_cpu.add_flags(environ, machine=machine, started=started, jaxlib_version="0.8.0")
-    assert environ == before
+def test_the_loop_limit_is_refused_where_it_cannot_hold(machine, started, message):
+    environ = {"XLA_FLAGS": "--xla_dump_to=/tmp/x"}
+    with pytest.raises(RuntimeError, match=message):
+        xla_cpu.add_loop_flag(environ, machine=machine, started=started)
+    assert environ == {"XLA_FLAGS": "--xla_dump_to=/tmp/x"}
 
 
-@pytest.mark.parametrize("jaxlib_version, ynn", [("0.8.0", False), ("0.8.1", True), ("0.10.2", True)])
-def test_flags_are_set_on_x86_when_free(jaxlib_version, ynn):
-    environ = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
-    assert xla_cpu.add_flags(environ, machine="x86_64", started=False, jaxlib_version=jaxlib_version)
-    assert OPTION in environ["XLA_FLAGS"] and "--xla_cpu_max_isa=AVX" in environ["XLA_FLAGS"]
-    assert (NO_YNN in environ["XLA_FLAGS"].split()) is ynn
+def test_a_loop_limit_chosen_by_hand_is_left_alone():
+    environ = {"XLA_FLAGS": "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1024"}
+    assert not xla_cpu.add_loop_flag(environ, machine="x86_64")
+    assert environ["XLA_FLAGS"].endswith("=1024") and not xla_cpu.asks_for_loop_kernels(environ["XLA_FLAGS"])
 
 
-@pytest.mark.parametrize(
-    "environ, jaxlib_version, expected",
-    [
-        ({}, "0.8.0", None),  # XLA would stop on a flag it does not know
-        ({}, "0.8.1", NO_YNN),
-        ({}, "0.9.0.1", NO_YNN),
-        ({"XLA_FLAGS": "--xla_dump_to=/tmp/x"}, "0.10.2", f"{NO_YNN} --xla_dump_to=/tmp/x"),
-        ({"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type=dot"}, "0.10.2", None),  # chosen by hand
-        ({"JCSOL_XLA_CPU": "default"}, "0.10.2", None),
-    ],
-)
-def test_ynnpack_fusions_are_turned_off_on_every_machine_where_xla_knows_the_option(environ, jaxlib_version, expected):
-    before = dict(environ)
-    assert xla_cpu.add_flags(environ, machine="aarch64", jaxlib_version=jaxlib_version) is (expected is not None)
-    assert environ == (before if expected is None else before | {"XLA_FLAGS": expected})
+def _child(program: str, **setting: str) -> str:
+    """The output of ``program`` in a fresh process, without the test process's XLA settings."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JCSOL_XLA_CPU")} | setting
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
-@pytest.mark.parametrize(
-    "flags, asks",
-    [
-        ("", False),
-        (f"--xla_backend_extra_options={OPTION}", True),
-        ("--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1024", False),
-    ],
-)
-def test_loop_kernels_are_read_from_the_flags(flags, asks):
-    assert xla_cpu.asks_for_loop_kernels(flags) is asks
+# another library's programs: a scan whose carry is over XLA's 1 kB limit of one-kernel loops, and a dot
+OTHERS = """
+import os, jax, jax.numpy as jnp
+scan = jax.jit(lambda w, x: jax.lax.scan(lambda w, x: (w * 0.5 + x, w.sum()), w, x))
+dot = jax.jit(lambda x, w: x @ w)
+print(os.environ.get("XLA_FLAGS"))
+print(scan.lower(jnp.zeros((11, 512)), jnp.ones((50, 11, 512))).compile().as_text())
+print(dot.lower(jnp.ones((16, 24)), jnp.ones((24, 8))).compile().as_text())
+"""
 
 
-def test_a_bad_setting_is_refused():
-    with pytest.raises(ValueError, match="JCSOL_XLA_CPU must be 'default' or unset, got 'off'"):
-        xla_cpu.add_flags({"JCSOL_XLA_CPU": "off"}, machine="x86_64")
+def test_import_leaves_the_flags_and_other_programs_alone():
+    alone, beside = _child(OTHERS), _child("import jcsol" + OTHERS)  # on its first line: the same line numbers
+    assert beside.splitlines()[0] == "None" and beside == alone
+    assert 'xla_cpu_small_call="true"' not in beside and ("ynn_fusion" in beside) is YNN
 
 
 SCAN = """
@@ -108,28 +126,59 @@ print('one kernel' if 'xla_cpu_small_call="true"' in text else 'several kernels'
 """
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="set on x86-64 only")
-@pytest.mark.parametrize("setting, expected", [({}, "one kernel False"), ({"JCSOL_XLA_CPU": "default"}, "several")])
-def test_import_compiles_a_sparse_scan_as_one_kernel(setting, expected):
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JCSOL_XLA_CPU")} | setting
-    done = subprocess.run(
-        [sys.executable, "-c", "import jcsol\n" + SCAN], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(expected), done.stdout
+@pytest.mark.skipif(not X86, reason="loop kernels are an x86-64 option")
+@pytest.mark.parametrize(
+    "setting, call, expected",
+    [
+        ({}, "", "several kernels True"),
+        ({"JCSOL_XLA_CPU": "loops"}, "", "one kernel False"),
+        ({}, "jcsol.xla_cpu.use_loop_kernels()", "one kernel False"),
+    ],
+)
+def test_the_opt_in_compiles_a_sparse_scan_as_one_kernel(setting, call, expected):
+    out = _child(f"import os, jcsol\n{call}\nprint(os.environ.get('XLA_FLAGS'))\n" + SCAN, **setting)
+    flags, result = out.splitlines()[:2]
+    assert (OPTION in flags) is expected.startswith("one") and result == expected, out
 
 
-def test_import_leaves_a_dot_to_xlas_own_code():
-    # YNNPACK's dot gave one process of two devices other bits than two processes of one (jaxlib 0.10.2)
+def test_the_opt_in_is_refused_once_jax_has_started():
     program = (
-        "import jcsol, jax, jax.numpy as jnp\n"
-        "f = jax.jit(lambda x, w: x @ w)\n"
-        "print(f.lower(jnp.ones((16, 24)), jnp.ones((24, 8))).compile().as_text())"
+        "import os, jax.numpy as jnp, jcsol\n"
+        "jnp.ones(3).sum().block_until_ready()\n"
+        "try:\n"
+        "    jcsol.xla_cpu.use_loop_kernels()\n"
+        "except RuntimeError as err:\n"
+        "    print(err)\n"
+        "print(os.environ.get('XLA_FLAGS'), jcsol.xla_cpu.loop_kernels)"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JCSOL_XLA_CPU")}
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert " dot(" in done.stdout and "ynn_fusion" not in done.stdout, done.stdout
+    out = _child(program).splitlines()
+    assert out[0].startswith("use_loop_kernels() must be called before JAX") and out[1] == "None False", out
+
+
+JCSOL_PROGRAMS = """
+import numpy as np, jax, jax.numpy as jnp, jcsol
+rng = np.random.default_rng(0)
+X, y = rng.standard_normal((64, 24)).astype(np.float32), np.where(rng.random(64) < 0.3, 1, -1)
+jcsol.run(jcsol.COG(eta=np.array([0.1, 1.0])), X, y, perms=2)
+live = jcsol.Live(jcsol.COG(eta=np.array([0.1, 1.0])))
+live.learn(X[:32], y[:32])
+live.predict(X[32:])
+jax.jit(lambda x, w: x @ w)(jnp.ones((16, 24)), jnp.ones((24, 8)))  # last: another library's program
+"""
+
+
+def test_jcsols_programs_are_compiled_with_its_options(tmp_path):
+    _child(JCSOL_PROGRAMS, XLA_FLAGS=f"--xla_dump_to={tmp_path}", JCSOL_CPU_DEVICES="1")
+    debug = {p.name.split(".")[1]: p.read_text() for p in sorted(Path(tmp_path).glob("*.debug_options"))}
+    ours = ["jit__draw_permutations", "jit__init_impl", "jit__advance_impl", "jit__learn", "jit__predict"]
+    assert set(ours) <= set(debug), sorted(debug)
+    for name in ours:
+        assert ('xla_cpu_max_isa: "AVX"' in debug[name]) is X86, (name, debug[name])
+    assert "xla_cpu_max_isa" not in debug["jit__lambda"]
+    # a batch's scores: a dot outside a loop, which YNNPACK's fusions would take (jaxlib 0.8.1 and later)
+    hlo = {p.name.split(".")[1]: p.read_text() for p in sorted(Path(tmp_path).glob("*.cpu_after_optimizations.txt"))}
+    assert " dot(" in hlo["jit__predict"] and "ynn_fusion" not in hlo["jit__predict"], hlo["jit__predict"]
+    assert ("ynn_fusion" in hlo["jit__lambda"]) is YNN
 
 
 def _nested(add, w, indices, values):

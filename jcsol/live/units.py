@@ -42,7 +42,7 @@ from ..engine import (
 )
 from ..linalg import SparseVector, densify
 from ..watchdog import resolve_timeout
-from ..xla_cpu import version_numbers
+from ..xla_cpu import compile_options, version_numbers
 from .board import Board, Selection, advance_board, halve_when_full, served_score
 
 
@@ -257,6 +257,7 @@ def _unit_learn(devices: tuple, d: int, selection: Selection, sizes: tuple, per_
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 8),
         out_shardings=(formats, whole, None),
+        compiler_options=compile_options(),
     )
 
 
@@ -267,6 +268,7 @@ def _unit_predict(devices: tuple, d: int, rule: str, sizes: tuple, per_unit: boo
         functools.partial(_predict_units, devices=devices, d=d, rule=rule, sizes=sizes, per_unit=per_unit),
         static_argnums=4,
         in_shardings=(formats, None, None, None),
+        compiler_options=compile_options(),
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..metrics import auc
 from ..stream import dense_features
+from ..xla_cpu import compile_options
 from .cost_sensitive import _run
 from .splits import Splits
 
@@ -46,7 +47,7 @@ def _score_runs(learner, states, X, test, mask, y, batch: int):
     return jax.lax.map(one, (learner, states, test, mask), batch_size=batch)
 
 
-_score_runs_jit = jax.jit(_score_runs, static_argnames=("batch",))
+_score_runs_jit = jax.jit(_score_runs, static_argnames=("batch",), compiler_options=compile_options())
 
 
 def protocol_auc(

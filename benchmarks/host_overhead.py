@@ -1,0 +1,61 @@
+"""The host's share of a compiled call: ``jcsol.run``'s wall time against its ``time_run`` (the chunks' compiled
+scans alone), on the a9a protocol (48,842 rounds, 11 η × 20 permutations), each learner called once to compile
+and then ``--repeats`` times.
+
+Everything a call does besides the scans — the input checks, drawing the row orders, placing the data, the
+memory check, assembling the result — is host work that a GPU's sweep of milliseconds would not hide. Target:
+the wall time of a compiled call within 10% of its ``time_run``.
+
+    python benchmarks/host_overhead.py                       # data from benchmarks/data
+    python benchmarks/host_overhead.py --profile             # and where the host time goes (cProfile)
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import jcsol
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=DATA)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="print the host calls that cost most, per learner")
+    args = parser.parse_args()
+    X1, y1 = jcsol.datasets.load(args.data_dir / "a9a.gz", n_features=123)
+    X2, y2 = jcsol.datasets.load(args.data_dir / "a9a.t.gz", n_features=123)
+    X, y = np.concatenate([X1, X2]), np.concatenate([y1, y2])
+    print(f"a9a: {X.shape[0]} × {X.shape[1]}, 20 permutations, 11 η, on {len(jax.devices())} device(s)")
+    print(f"{'learner':<14}{'wall s':>9}{'run s':>9}{'host s':>9}{'host share':>12}")
+    for name in ("COG-I", "ACOG-I-diag"):
+        learner = jcsol.by_name(name, eta=jcsol.decades())
+        jcsol.run(learner, X, y, perms=20)  # compiled, and the orders drawn
+        walls, runs = [], []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            res = jcsol.run(learner, X, y, perms=20)
+            walls.append(time.perf_counter() - start)
+            runs.append(res.time_run)
+        wall, run = float(np.median(walls)), float(np.median(runs))
+        share = float(np.median([(w - r) / w for w, r in zip(walls, runs)]))
+        print(f"{name:<14}{wall:>9.3f}{run:>9.3f}{wall - run:>9.3f}{share:>11.1%}")
+        if args.profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            jcsol.run(learner, X, y, perms=20)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(8)
+
+
+if __name__ == "__main__":
+    main()
