@@ -41,6 +41,7 @@ from .algorithms.koil import KOIL, KOILMKL
 from .algorithms.optax_learner import OptaxCOG
 from .algorithms.sacog import SACOG, SSACOG
 from .base import Example, Learner, StepInfo
+from .catalog import learners
 from .devices import use_cpu_cores
 from .engine import ChunkDone, run
 from .features import TableEncoder
@@ -53,13 +54,14 @@ from .result import Best, Result
 from .stream import SparseRows
 from .watchdog import StallError
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place of the version: pyproject.toml reads it (dynamic)
 
 __all__ = [
     "ACOG",
     "COG",
     "VARIANTS",
     "by_name",
+    "learners",
     "OptaxCOG",
     "SACOG",
     "SSACOG",

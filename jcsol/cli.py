@@ -8,11 +8,23 @@ the online curves of the selected runs as PNG + SVG::
         --csv runs.csv --json runs.json --plot curves
     jcsol run --learner ACOG --loss II --data PATH_OR_NAME --objective sum --perms 20 --grid eta=1e-5:1e5
     jcsol run --data payments.csv --label fraud --positive yes --learner COG-I ACOG-I-diag --bits 18
+    jcsol run --data payments.csv --label fraud --positive yes --drop payment_id --datetime ts --bias
+    jcsol run --data path/to/w8a.gz --order file --bias    # the file's order, one run per grid point
+
+A table's columns are printed with their kinds before the runs. ``--order file`` prints on stderr, after each chunk
+of the scan, the rounds seen and the running measure of the leading grid point (:class:`jcsol.ChunkDone`'s
+counts), and after the table each learner's progressive measure at ten rounds, from the run's curve; where stderr
+is no terminal, random orders print the same lines instead of a progress bar.
 
 ``jcsol reproduce TABLE`` runs one of the papers' tables (``acog-table2``, ``acog-table3``, ``arcsogd-table4``,
 ``csogd-table2``: :data:`jcsol.papers.TABLES`) on the data it finds and prints the paper's value beside jcsol's::
 
     jcsol reproduce acog-table2 --data-dir DIR --datasets german
+
+``jcsol run --data NAME`` takes a shipped set or a file first, then looks in the data folder (``--data-dir``,
+else ``JCSOL_DATA``) for a dataset of the papers (``a9a``: ``a9a.gz`` and ``a9a.t.gz``, read as ``reproduce``
+reads it) or the file ``NAME`` or ``NAME.gz``. ``jcsol learners`` lists the registered learners
+(:func:`jcsol.learners`); ``jcsol --version`` prints the installed version.
 
 Errors (bad options, missing data, unwritable outputs) are one line ``jcsol: error: ...`` and exit status 2.
 """
@@ -23,6 +35,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,9 +44,11 @@ import numpy as np
 if TYPE_CHECKING:
     from .result import Result
 
-DEFAULT_LEARNERS = ["COG-I", "COG-II", "ACOG-I", "ACOG-II"]
+#: Loss II first: ACOG-II led ACOG-I by 3.9 points of sum and COG-II by 7.3 over eight imbalanced streams
+#: (benchmarks/defaults.py); loss I and COG stay beside it as the papers' comparison.
+DEFAULT_LEARNERS = ["ACOG-II", "COG-II", "ACOG-I", "COG-I"]
 #: A table's hashed features are 2**bits wide (2**18 by default): ACOG's full d × d covariance would not fit.
-DEFAULT_TABLE_LEARNERS = ["COG-I", "COG-II", "ACOG-I-diag", "ACOG-II-diag"]
+DEFAULT_TABLE_LEARNERS = ["ACOG-II-diag", "COG-II", "ACOG-I-diag", "COG-I"]
 
 
 class UsageError(Exception):
@@ -92,17 +107,35 @@ def _column_list(text: str) -> list[str]:
     return names
 
 
+def _measure_list(text: str) -> list[str]:
+    """``--measures``: measure names separated by commas, each checked by :func:`jcsol.metrics.check_measure`."""
+    from .metrics import check_measure
+
+    try:
+        return [check_measure(name) for name in _column_list(text)]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     from .papers import TABLES
 
     parser = _Parser(prog="jcsol", description="Cost-sensitive online classification on JAX.")
+    parser.add_argument("--version", action="version", version=f"jcsol {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run learners over permutations of a dataset and print the table")
     run.add_argument(
         "--data",
         default="german",
-        help="a shipped dataset name, a LIBSVM file, or a table (.csv, .csv.gz, .parquet) with --label "
+        help="a shipped dataset name, a LIBSVM file, a table (.csv, .csv.gz, .parquet) with --label, or a "
+        "dataset of the papers (a9a, ijcnn1, ...) or a file NAME or NAME.gz in the data folder "
         "(default: german)",
+    )
+    run.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="the data folder --data NAME is looked for in when NAME is neither shipped nor a file (default: "
+        "the JCSOL_DATA environment variable); the papers' datasets are read as jcsol reproduce reads them",
     )
     run.add_argument(
         "--positive",
@@ -112,6 +145,13 @@ def _parser() -> argparse.ArgumentParser:
         "or {1,2} (then 1 is +1); a table's label column compares numbers as numbers, text as text",
     )
     run.add_argument("--no-normalize", action="store_true", help="keep rows as they are (default: L2-normalise)")
+    run.add_argument(
+        "--bias",
+        action="store_true",
+        help="append a constant feature 1 to every row, after the normalisation (the offset term; without it a "
+        "row with no non-zero feature scores 0 and is predicted +1): LIBSVM rows get column d of d + 1, a "
+        "table's rows slot 2**B of 2**B + 1",
+    )
     run.add_argument(
         "--label",
         metavar="COLUMN",
@@ -129,19 +169,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--bits", type=int, metavar="B", help="a table's features hash into 2**B slots (default 18)")
     run.add_argument(
+        "--drop",
+        type=_column_list,
+        metavar="A,B",
+        help="a table's columns never encoded (ids, timestamps, free text); a column whose values are all "
+        "distinct (an id) or that holds datetimes is refused unless dropped or declared",
+    )
+    run.add_argument(
+        "--datetime",
+        type=_column_list,
+        metavar="A,B",
+        help="a table's datetime columns, each hashed as its hour of day and day of the week",
+    )
+    run.add_argument(
         "--learner",
         nargs="+",
         metavar="NAME",
-        help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}; for a table, whose hashed features are "
-        f"2**B wide: {' '.join(DEFAULT_TABLE_LEARNERS)}); with --loss the loss may be left out of the name (ACOG, "
-        "ACOG-diag)",
+        help=f"learner variants (default: {' '.join(DEFAULT_LEARNERS)}, loss II first; for a table, whose hashed "
+        f"features are 2**B wide: {' '.join(DEFAULT_TABLE_LEARNERS)}); with --loss the loss may be left out of the "
+        "name (ACOG, ACOG-diag)",
     )
     run.add_argument(
         "--loss",
         choices=["I", "II"],
         help="the cost-sensitive loss of every learner that has one (overrides the name's)",
     )
-    run.add_argument("--perms", type=_positive_int, default=20, help="random permutations (default: 20)")
+    run.add_argument("--perms", type=_positive_int, help="random permutations (default: 20; none with --order file)")
+    run.add_argument(
+        "--order",
+        choices=["random", "file"],
+        default="random",
+        help="the rows' orders: random permutations (default, --perms of them), or the file's own order, one run "
+        "per grid point, with the rounds seen printed while it runs and the selected configuration's "
+        "progressive measure at the end",
+    )
     run.add_argument("--objective", choices=["sum", "cost"], default="sum")
     run.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity for sum (default 0.5)")
     run.add_argument("--c-p", type=float, default=0.9, help="cost of a false negative for cost (default 0.9)")
@@ -157,6 +218,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--key", type=int, default=0, help="random seed (default 0)")
     run.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
+    run.add_argument(
+        "--measures",
+        type=_measure_list,
+        metavar="A,B",
+        help="the table's columns, e.g. sum,precision,f1,alerts_per_catch,average_precision,precision_at_1%% "
+        "(default: sum or cost, sensitivity, specificity, precision, alerts_per_catch); the measures of "
+        "scores record every run's scores; the CSV and JSON hold these beside every measure of counts",
+    )
     run.add_argument("--csv", metavar="PATH", help="write one record per run (counts and measures) as CSV")
     run.add_argument("--json", metavar="PATH", help="write the summary and one record per run as JSON")
     run.add_argument(
@@ -167,6 +236,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--curve-points", type=_positive_int, default=200, help="points of the online curves for --plot (default 200)"
     )
+
+    listing = commands.add_parser(
+        "learners", help="list the registered learners: hyperparameters and defaults, options, paper"
+    )
+    listing.add_argument("--format", choices=["text", "markdown"], default="text")
 
     rep = commands.add_parser("reproduce", help="run a paper table on the data found; paper beside jcsol")
     rep.add_argument("table", choices=list(TABLES), help="the paper table: " + ", ".join(TABLES))
@@ -226,6 +300,13 @@ def _run(args: argparse.Namespace) -> str:
         raise UsageError(f"--alpha-p must be in (0, 1), got {args.alpha_p}")
     if not 0 < args.c_p < 1:
         raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
+    file_order = args.order == "file"
+    if file_order and args.perms is not None:
+        raise UsageError("--order file runs the rows once, in the file's order: leave out --perms")
+    if file_order and args.rerun:
+        raise UsageError("--rerun runs the selected values on fresh permutations; --order file has none")
+    if not file_order and args.perms is None:
+        args.perms = 20
     axes = _grid_axes(args.grid or ["eta=1e-5:1e5"])
     learners = {}
     for requested in args.learner or (DEFAULT_TABLE_LEARNERS if _is_table(args.data) else DEFAULT_LEARNERS):
@@ -258,21 +339,28 @@ def _run(args: argparse.Namespace) -> str:
         if args.objective == "sum"
         else jcsol.Cost(c_p=args.c_p, c_n=1.0 - args.c_p)
     )
-    curve_points = min(args.curve_points, len(y)) if args.plot else 0
+    curve_points = min(args.curve_points if args.plot else PROGRESS_POINTS if file_order else 0, len(y))
+    perms = "stream" if file_order else args.perms  # the file's order: one run per grid point
+    weight = args.alpha_p if args.objective == "sum" else args.c_p  # the measure's weight (α_p or c_p)
+    record_scores = any(metrics.of_scores(m) for m in args.measures or ())
     rows: dict[str, Result] = {}
     chosen: dict[str, dict[str, float]] = {}
     for name, (learner, usable) in learners.items():
+        started = time.perf_counter()
         if args.all:
             res = jcsol.run(
                 jcsol.grid(learner, **usable) if usable else learner,
                 X,
                 y,
-                perms=args.perms,
+                perms=perms,
+                **_order_options(name, len(y), file_order, args.objective, weight),
                 objective=objective,
                 key=args.key,
                 curve_points=curve_points,
+                record_scores=record_scores,
             )
             rows[name], chosen[name] = res, {}
+            _done(name, res, started)
             continue
         sel = select_and_rerun(
             learner,
@@ -280,38 +368,45 @@ def _run(args: argparse.Namespace) -> str:
             y,
             grid=usable,
             measure=args.objective,
-            perms=args.perms,
+            perms=perms,
+            **_order_options(name, len(y), file_order, args.objective, weight),
             objective=objective,
             key=args.key,
             rerun=args.rerun,
             curve_points=curve_points,
+            record_scores=record_scores,
         )
         rows[name], chosen[name] = sel.result, sel.chosen
+        _done(name, sel.result, started)
     n_pos = int((y > 0).sum())
     ratio = (len(y) - n_pos) / max(n_pos, 1)
     head = (
         f"{args.data}: {len(y)} examples × {X.shape[1]} features, {n_pos} positive (1:{ratio:.2f}); "
-        f"{args.perms} permutations; objective {args.objective}"
+        + ("the file's order, one run per grid point" if file_order else f"{args.perms} permutations")
+        + f"; objective {args.objective}"
+        + ("; a constant feature 1 appended to every row (--bias)" if args.bias else "")
         + ("" if args.all else f"; hyperparameters selected by mean {args.objective}")
         + ("; reported runs re-run on fresh permutations" if args.rerun and not args.all else "")
     )
-    out = [head, jcsol.table(rows, fmt=args.format)]
-    runs = report.records(rows)
+    out = [head, jcsol.table(rows, measures=args.measures, fmt=args.format)]
+    if file_order:
+        out.append(_progressive(rows, args.objective))
+    measures = metrics.MEASURES + tuple(m for m in args.measures or () if m not in metrics.MEASURES)
+    runs = report.records(rows, measures)
     if args.csv:
         report.write_csv(runs, args.csv)
         out.append(f"wrote {len(runs)} runs to {args.csv}")
     if args.json:
-        summary = {
-            name: {
-                "chosen": chosen[name],
-                "mean": {m: float(np.nanmean(res.measure(m))) for m in metrics.MEASURES},
-                "std": {
-                    m: float(np.nanstd(res.measure(m), ddof=1)) if res.n_perms > 1 else 0.0 for m in metrics.MEASURES
-                },
-                "time_per_run": res.time_per_run,
+        with np.errstate(invalid="ignore"):  # the std of infinite alerts per catch is NaN (null)
+            summary = {
+                name: {
+                    "chosen": chosen[name],
+                    "mean": {m: float(np.nanmean(res.measure(m))) for m in measures},
+                    "std": {m: float(np.nanstd(res.measure(m), ddof=1)) if res.n_perms > 1 else 0.0 for m in measures},
+                    "time_per_run": res.time_per_run,
+                }
+                for name, res in rows.items()
             }
-            for name, res in rows.items()
-        }
         report.write_json(
             {
                 "dataset": args.data,
@@ -320,6 +415,7 @@ def _run(args: argparse.Namespace) -> str:
                 "positives": n_pos,
                 "objective": args.objective,
                 "perms": args.perms,
+                "order": args.order,
                 "key": args.key,
                 "selected": not args.all,
                 "learners": summary,
@@ -334,7 +430,8 @@ def _run(args: argparse.Namespace) -> str:
         fig = plots.online_curves(
             rows,
             args.objective,
-            title=f"{args.data}: online {args.objective}, mean ± std over {args.perms} permutations",
+            title=f"{args.data}: online {args.objective}, "
+            + ("in the file's order" if file_order else f"mean ± std over {args.perms} permutations"),
         )
         png, svg = plots.save(fig, args.plot)
         out.append(f"wrote {png} and {svg}")
@@ -350,11 +447,13 @@ def _is_table(data) -> bool:
 
 def _load_data(args: argparse.Namespace):
     """``(X, y)`` of ``--data``: a table (with ``--label``) through :func:`jcsol.features.load_table`, else a
-    shipped set or LIBSVM file through :func:`jcsol.datasets.load`."""
-    import jcsol
-
+    shipped set, a LIBSVM file or a dataset of the data folder (:func:`_load_named`)."""
     is_table = _is_table(args.data)
-    table_options = [f"--{name}" for name in ("numeric", "categorical", "bits") if getattr(args, name) is not None]
+    table_options = [
+        f"--{name}"
+        for name in ("numeric", "categorical", "bits", "drop", "datetime")
+        if getattr(args, name) is not None
+    ]
     if args.label is None:
         if is_table:
             raise UsageError(f"--data {args.data} is a table: name its label column with --label COLUMN")
@@ -366,7 +465,7 @@ def _load_data(args: argparse.Namespace):
                 positive = [float(v) for v in args.positive]
             except ValueError:
                 raise UsageError(f"--positive {' '.join(args.positive)}: LIBSVM labels are numbers") from None
-        return jcsol.datasets.load(args.data, positive=positive, normalize=not args.no_normalize)
+        return _load_named(args, positive)
     if not is_table:
         raise UsageError(f"--label is for a table ({', '.join(TABLE_SUFFIXES)}); {args.data} is not one")
     from .features import MAX_BITS, load_table
@@ -374,16 +473,135 @@ def _load_data(args: argparse.Namespace):
     bits = 18 if args.bits is None else args.bits
     if not 1 <= bits <= MAX_BITS:
         raise UsageError(f"--bits must be in [1, {MAX_BITS}], got {bits}")
-    X, y, _ = load_table(
+    X, y, encoder = load_table(
         args.data,
         args.label,
         positive=args.positive or None,
         numeric=args.numeric or (),
         categorical=args.categorical or (),
         bits=bits,
+        datetime=args.datetime or (),
+        drop=args.drop or (),
+        bias=args.bias,
         normalize=not args.no_normalize,
     )
+    print(_columns_used(encoder), flush=True)  # before the runs
     return X, y
+
+
+def _load_named(args: argparse.Namespace, positive):
+    """``(X, y)`` of ``--data`` that is not a table: a shipped set or an existing LIBSVM file first; else, in the
+    data folder (``--data-dir``, else ``JCSOL_DATA``), a dataset of the papers (:data:`jcsol.datasets.DATASETS`,
+    read by :func:`jcsol.datasets.load_dataset` as ``jcsol reproduce`` reads it) or the file ``NAME`` or
+    ``NAME.gz``. Not found: the error says where it looked, and names :func:`jcsol.datasets.fetch` for a set it
+    can download."""
+    import jcsol
+    from jcsol.datasets import DATASETS, ENV_DATA, SHIPPED, DataMissing
+    from jcsol.datasets.fetch import REGISTRY, cache_path
+
+    name = args.data
+    options = {"positive": positive, "normalize": not args.no_normalize, "bias": args.bias}
+    if args.data_dir is not None:
+        _data_dir(args.data_dir)  # a --data-dir that is not a folder is refused, used or not
+    if name in SHIPPED or os.path.exists(name):
+        return jcsol.datasets.load(name, **options)
+    looked = [f"no file {Path(name).expanduser().resolve()}"]
+    if args.data_dir is None and not os.environ.get(ENV_DATA):
+        looked.append(f"no data folder (--data-dir DIR or {ENV_DATA}=DIR)")
+    else:
+        folder = _data_dir(args.data_dir)  # --data-dir, else JCSOL_DATA, which must be a folder
+        if name in DATASETS:
+            if positive is not None or args.no_normalize or args.bias:
+                raise UsageError(
+                    f"--data {name} is read as the papers read it (rows L2-normalised, its own positive class): "
+                    "--positive, --no-normalize and --bias are for a file; give its path instead"
+                )
+            try:
+                return jcsol.datasets.load_dataset(name, folder)
+            except DataMissing as err:
+                looked.append(f"in the data folder {folder}, {err}")
+        else:
+            for candidate in (folder / name, folder / f"{name}.gz"):
+                if candidate.is_file():
+                    return jcsol.datasets.load(candidate, **options)
+            looked.append(f"no {name} or {name}.gz in the data folder {folder}")
+    hint = ""
+    if name in REGISTRY:
+        cached = cache_path() / REGISTRY[name].file
+        call = f'jcsol.datasets.fetch("{name}")'
+        hint = (
+            f". {call} downloads it into {cached} (from the shell: python -c 'import jcsol; {call}'); "
+            f"then --data {cached}"
+        )
+    raise UsageError(
+        f"--data: no dataset {name!r}: not a shipped set ({', '.join(sorted(SHIPPED))}); looked for it: "
+        f"{'; '.join(looked)}{hint}"
+    )
+
+
+def _columns_used(encoder) -> str:
+    """The table's columns as the encoder takes them: ``columns: amount numeric, ts datetime, …``."""
+    kinds = {"datetime": "datetime (hour of day, day of the week)"}
+    used = ", ".join(f"{column} {kinds.get(kind, kind)}" for column, kind in encoder.columns.items())
+    offset = f"; slot {encoder.n_features - 1} a constant 1 (--bias)" if encoder.bias else ""
+    return f"columns: {used}; label {encoder.label}{offset}"
+
+
+def _done(name: str, res: Result, started: float) -> None:
+    """One line on stderr as each learner's runs end, whatever the run's length or where stderr goes."""
+    print(
+        f"jcsol: {name}: done in {time.perf_counter() - started:.1f} s ({res.n_runs} run(s) × {res.orders.shape[1]:,} "
+        "rounds in the last call)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+#: The rounds at which ``--order file`` prints the progressive measure, evenly spaced, ending at the last.
+PROGRESS_POINTS = 10
+
+
+def _order_options(name: str, length: int, file_order: bool, measure: str, weight: float) -> dict:
+    """Options of :func:`jcsol.run` for ``--order file``, or where stderr is no terminal (piped or logged, where a
+    progress bar is not shown): after each chunk, the rounds seen and the running ``measure`` (weighted by
+    ``weight``: ``α_p`` of the sum, ``c_p`` of the cost) of the grid point that leads it, printed on stderr as
+    river's ``progressive_val_score`` prints its metric; instead of the progress bar."""
+    if not file_order and sys.stderr.isatty():
+        return {}
+    from . import metrics
+
+    def seen(done) -> None:
+        running = np.nanmean(metrics.measure(measure, done.counts, alpha_p=weight, c_p=weight), axis=-1)
+        best = np.nanmax(running) if metrics.higher_is_better(measure) else np.nanmin(running)
+        scale, unit = (100.0, " %") if metrics.in_percent(measure) else (1.0, "")
+        print(
+            f"jcsol: {name}: {done.rounds_done:,} of {length:,} rounds, running {measure} {scale * best:.2f}{unit}"
+            + (f" (the best of {running.size} grid points)" if running.size > 1 else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return {"on_chunk": seen, "progress": False}
+
+
+def _progressive(rows: dict, measure: str) -> str:
+    """The progressive ``measure`` (over the rounds so far, of the pre-update predictions) of each learner's
+    selected configuration (with ``--all``, its best by ``measure``) at up to :data:`PROGRESS_POINTS` rounds."""
+    from . import metrics
+
+    curves = {}
+    for name, res in rows.items():
+        chosen = res.best(measure).result if res.grid_shape else res
+        curves[name] = chosen.curve_of(measure)[0]
+        rounds = chosen.curve_t
+    shown = np.unique(np.round(np.linspace(0, len(rounds) - 1, min(len(rounds), PROGRESS_POINTS))).astype(int))
+    scale, unit = (100.0, " (%)") if metrics.in_percent(measure) else (1.0, "")
+    header = ["rounds", *curves]
+    lines = [[f"{int(rounds[i]):,}", *(f"{scale * curve[i]:.3f}" for curve in curves.values())] for i in shown]
+    widths = [max(len(row[j]) for row in [header, *lines]) for j in range(len(header))]
+    text = [f"progressive {measure}{unit} in the file's order, each learner's selected configuration:"]
+    text += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in [header, *lines]]
+    return "\n".join(text)
 
 
 def _learner(name: str, loss: str | None):
@@ -492,10 +710,54 @@ def _reproduce(args: argparse.Namespace) -> str:
     return "\n".join(out)
 
 
+def _version() -> str:
+    """The installed distribution's version (``importlib.metadata``); the package's own when run from a tree
+    that is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jcsol")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+def _learners(args: argparse.Namespace) -> str:
+    """``jcsol learners``: :func:`jcsol.learners`, as text (a block per variant) or as a Markdown table."""
+    from .catalog import learners
+
+    def settings(values: dict, fmt: str = "{}={!r}") -> str:
+        return ", ".join(fmt.format(k, v) for k, v in values.items()) or "none"
+
+    infos = learners()
+    if args.format == "markdown":
+        cell = lambda text: text.replace("|", "\\|")
+        lines = ["| learner | class | hyperparameters (defaults) | options | paper |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {v.name} | {v.cls} | {cell(settings(v.hyperparameters, '{}={:g}'))} | {cell(settings(v.options))} "
+            f"| {cell(v.paper)} |"
+            for v in infos
+        ]
+        return "\n".join(lines)
+    blocks = [
+        f"{v.name} ({v.cls})\n"
+        f"  hyperparameters: {settings(v.hyperparameters, '{}={:g}')}\n"
+        f"  options: {settings(v.options)}\n"
+        f"  paper: {v.paper}"
+        for v in infos
+    ]
+    return "\n\n".join(blocks)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        print(_reproduce(args) if args.command == "reproduce" else _run(args))
+        command = {"reproduce": _reproduce, "learners": _learners}.get(args.command, _run)
+        print(command(args), flush=True)
+    except BrokenPipeError:  # the reader stopped early (``jcsol learners | head``): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("jcsol: interrupted", file=sys.stderr)
         return 130

@@ -53,6 +53,7 @@ from .result import Result
 from .rounds import compensated_add
 from .stream import SparseRows, check_costs, check_fits, check_labels, check_run_options, check_stream
 from .watchdog import resolve_timeout, watch
+from .xla_cpu import compile_options
 
 DEFAULT_CHUNK = 16384
 _COMPILED: CompiledCache[Any] = CompiledCache()
@@ -65,6 +66,7 @@ class ChunkDone(NamedTuple):
     n_chunks: int
     rounds_done: int
     states: Any  # learner states of every run, leading axes grid_shape + (P,); None off process 0 with gather="first"
+    counts: Any = None  # confusion counts so far (tp, fn, fp, tn), grid_shape + (P, 4); None where states are None
 
 
 @overload
@@ -173,7 +175,8 @@ def run(
             default shown when there are several chunks and stderr is a terminal or the code runs in a
             Jupyter/IPython kernel.
         on_chunk: called with a :class:`ChunkDone` after each chunk (and its checkpoint): progress, and the
-            learner states of every run at that point.
+            learner states and confusion counts of every run at that point (a running measure:
+            ``jcsol.metrics.measure("sum", done.counts)``).
         stall_timeout: seconds a chunk may go without progress before the run ends with
             :class:`jcsol.StallError` naming the chunk and the device layout (its last checkpoint stays valid for a
             resume). On the CPU, progress is the process doing work (see :mod:`jcsol.watchdog`), so a slow chunk
@@ -404,17 +407,19 @@ def run(
             spread.barrier(k + 1, f"the end of chunk {k + 1} of {n_chunks}")
         show.update(k + 1)
         if on_chunk is not None:
-            states = (
-                _on_host(carry.state, devices)
+            seen = (carry.state, carry.counts)
+            states, counts = (
+                _on_host(seen, devices)
                 if spread is None
-                else spread.gather(carry.state, f"gathering the states of chunk {k + 1}", everywhere=everywhere)
-            )
+                else spread.gather(seen, f"gathering the states of chunk {k + 1}", everywhere=everywhere)
+            ) or (None, None)
             on_chunk(
                 ChunkDone(
                     k + 1,
                     n_chunks,
                     min((k + 1) * chunk, length),
                     None if states is None else _grid_major(states, grid_shape, n_perm, blocks),
+                    None if counts is None else np.asarray(_grid_major(counts, grid_shape, n_perm, blocks)),
                 )
             )
     show.close()
@@ -443,6 +448,7 @@ def run(
         states=final.state,
         mistake_cost=_total_cost(np.asarray(final.mistake_cost)),
         scores=scores,
+        labels=np.array(y) if record_scores else None,  # the measures of the scores read each round's label
         time_compile=time_compile,
         time_run=time_run,
         resumed_at=min(first * chunk, length),
@@ -620,7 +626,7 @@ def _permutations(key: jax.Array, perms: int, n: int) -> np.ndarray:
 _DRAWN: dict[tuple, np.ndarray] = {}
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
+@functools.partial(jax.jit, static_argnums=(1, 2), compiler_options=compile_options())
 def _draw_permutations(key: jax.Array, perms: int, n: int) -> jax.Array:
     return jax.vmap(lambda k: jax.random.permutation(k, n))(jax.random.split(key, perms))
 
@@ -904,8 +910,8 @@ def _compiled_init(
         shape = jax.eval_shape(init, learner, keys)
         formats = _carry_formats(shape, learner, devices, sparse_rows)
         with _precision(devices):
-            lowered = jax.jit(init, out_shardings=formats).lower(learner, keys)
-        return lowered.compile(dict(compiler_options) or None), shape
+            lowered = jax.jit(init, out_shardings=formats, compiler_options=compile_options()).lower(learner, keys)
+        return lowered.compile(dict(compiler_options) or None), shape  # the path's options win
 
     (compiled, carry_shape), seconds = _COMPILED.get_or_build(signature, build)
     return compiled, carry_shape, seconds
@@ -925,7 +931,7 @@ def _compiled_advance(
         )
         with _precision(devices):
             lowered = program.lower(carry_shape, *args)
-        return lowered.compile(dict(path.compiler_options) or None)
+        return lowered.compile(dict(path.compiler_options) or None)  # the path's options win
 
     return _COMPILED.get_or_build(signature, build)
 
@@ -962,6 +968,7 @@ def advance_program(
         donate_argnums=0,
         in_shardings=(formats, *(None,) * len(args)),
         out_shardings=(formats, None),
+        compiler_options=compile_options(),
     )
 
 
@@ -970,7 +977,7 @@ def lowered_chunk(
     objective: Objective | None = None,
     *,
     d: int = 9,
-    rounds: int = 32,
+    rounds: int = 50,
     perms: int = 2,
     curve_points: int = 3,
     sparse_rows: bool = False,
@@ -982,7 +989,8 @@ def lowered_chunk(
     """The chunk of rounds :func:`run` would compile for ``learner`` on ``platform``, lowered for
     ``lowering_platform`` on whatever machine this is: an operation the accelerator's compiler cannot lower fails
     here, not on the accelerator. Shapes only: a stream of ``rounds`` rows of ``d`` features (sparse rows of ``d``
-    entries when ``sparse_rows``), ``perms`` permutations, the learner's whole grid in one block."""
+    entries when ``sparse_rows``), ``perms`` permutations, the learner's whole grid in one block; by default none
+    of the sizes a power of 2, as a GPU kernel's blocks must be (the kernel path pads them)."""
     objective = Sum() if objective is None else objective
     path = Scan() if path is None else path
     dtype = np.dtype(dtype)

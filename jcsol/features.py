@@ -33,35 +33,68 @@ column's first value), accumulated in row order, so encoding a stream in one bat
 bits, and a saved encoder continues bit-identically. A value too large for them (its square overflows float64,
 from about 1e154) is refused, naming its column and row, before the statistics change.
 
+**Datetime columns** (``datetime=["ts"]``) become two categorical features each: the hour of day ``"ts.hour=H"``
+(``H`` from 0 to 23) and the day of the week ``"ts.weekday=D"`` (``D`` from 0, Monday, to 6, Sunday: Python's
+``datetime.weekday()``, pandas' ``dt.day_of_week``, Arrow's ``day_of_week``), hashed as categorical values are. The
+hour is the wall-clock hour in the value's own time zone (an offset or zone is never converted to another); a date
+without a time has hour 0. A column may hold pandas or Arrow timestamps or dates, Python ``datetime``/``date``
+objects (pandas ``Timestamp`` included), ``numpy.datetime64`` values, or ISO 8601 text (``"2024-03-01"``,
+``"2024-03-01T13:45:00+01:00"``: a date ``YYYY-MM-DD`` first, read by ``datetime.fromisoformat``); all three kinds
+of table give the same features for the same moments. A missing value adds neither feature.
+
+**Columns never guessed.** Columns are inferred (numeric dtypes numeric, the rest categorical) only when
+``numeric`` and ``categorical`` are both empty, from the first table seen, leaving out the label, ``drop`` and
+``datetime`` columns. Two kinds of column are then refused rather than encoded, naming each column and the ways
+out (``drop=``, ``datetime=``, or the columns named with ``numeric=``/``categorical=``, encoded as declared):
+
+* an **id**: a text or integer column whose values are all distinct, over a table of at least
+  :data:`ID_MIN_ROWS` rows, none missing (hashed, each value would be a feature seen once: nothing to learn);
+* a **datetime**: a pandas or Arrow timestamp or date dtype, or values that are all datetimes or ISO 8601 text
+  (hashed as text, each moment would be a feature seen once).
+
+:attr:`TableEncoder.columns` gives each column's kind (numeric, categorical, datetime, dropped).
+
 **Missing values** (``None``, NaN, pandas' ``NA``, Arrow nulls) contribute nothing: a missing numeric value
 is 0 and leaves the column's statistics unchanged; a missing categorical value adds no feature.
 
 **Rows** are L2-normalised after hashing (``normalize=True``, by :func:`jcsol.datasets.l2_normalize`, as
-:func:`jcsol.datasets.load` does). Each row has one entry per column (``len(numeric) + len(categorical)``), in
-column order, made padding (index 0, value 0) where a collision merged it into an earlier entry or a categorical
-value is missing, so a step costs O(columns) whatever ``bits`` is.
+:func:`jcsol.datasets.load` does). Each row has one entry per column (``len(numeric) + len(categorical)``, and two
+per datetime column), in column order, made padding (index 0, value 0) where a collision merged it into an earlier
+entry or a value is missing, so a step costs O(columns) whatever ``bits`` is.
+
+**Offset.** ``bias=True`` appends, after the normalisation, one more entry to every row: the constant 1 in slot
+``2**bits``, past the hashed slots (no feature hashes there), so ``n_features = 2**bits + 1``
+(:func:`jcsol.datasets.add_bias`). Without it, a row with no non-zero entry (every value missing, say) scores
+exactly 0 and is predicted +1.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import itertools
 import math
 import numbers
 import operator
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .datasets import binarize, l2_normalize
+from .datasets import add_bias, binarize, l2_normalize
 from .stream import SparseRows
 
-FORMAT_VERSION = 1
+#: Version 2 adds ``datetime``, ``drop`` and ``bias``; a version-1 state is read as having none of them.
+FORMAT_VERSION = 2
 MAX_BITS = 30  # slots must fit int32 indices
+#: An inferred text or integer column whose values are all distinct is refused as an id from this many rows on.
+ID_MIN_ROWS = 20
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)  # the start of the ISO 8601 text read as a datetime
 _KIND = "jcsol.TableEncoder"
+_STATE_KEYS_V2 = ("datetime", "drop", "bias")
 _STATE_KEYS = (
     "kind",
     "version",
@@ -103,15 +136,20 @@ class TableEncoder:
     Args:
         numeric: the numeric columns, scaled online and hashed by name to one slot each.
         categorical: the categorical columns, hashed as ``"column=value"``.
-        bits: ``n_features = 2**bits`` slots, ``1 <= bits <= 30``.
+        bits: ``2**bits`` hashed slots, ``1 <= bits <= 30``.
         seed: MurmurHash3 seed, ``0 <= seed < 2**32``.
+        datetime: datetime columns, each hashed as its hour of day and day of the week (module docstring).
+        drop: columns never encoded (ids, timestamps, free text), left out when the columns are inferred.
+        bias: append the constant 1 in slot ``2**bits`` to every row, after the normalisation
+            (``n_features = 2**bits + 1``): the offset term.
         normalize: divide each row by its L2 norm.
         label: the label column: never a feature, and read by :meth:`labels`.
         dtype: float dtype of the rows' values.
 
     When ``numeric`` and ``categorical`` are both empty, the columns are inferred from the first table seen
-    (real numeric dtypes numeric — booleans excepted —, the rest categorical; the label column left out) and fixed
-    from then on. Columns of a table that the encoder does not name are ignored.
+    (real numeric dtypes numeric — booleans excepted —, the rest categorical; the label, ``drop`` and ``datetime``
+    columns left out) and fixed from then on; a column that looks like an id or holds datetimes is then refused,
+    not encoded (module docstring). Columns of a table that the encoder does not name are ignored.
     """
 
     def __init__(
@@ -121,32 +159,50 @@ class TableEncoder:
         bits: int = 18,
         seed: int = 0,
         *,
+        datetime: Sequence[str] = (),
+        drop: Sequence[str] = (),
+        bias: bool = False,
         normalize: bool = True,
         label: str | None = None,
         dtype: DTypeLike = np.float32,
     ) -> None:
-        numeric, categorical = _names("numeric", numeric), _names("categorical", categorical)
-        if set(numeric) & set(categorical):
-            raise ValueError(f"columns {sorted(set(numeric) & set(categorical))} are both numeric and categorical")
+        kinds = {
+            kind: _names(option, names)
+            for kind, option, names in (
+                ("numeric", "numeric", numeric),
+                ("categorical", "categorical", categorical),
+                ("datetime", "datetime", datetime),
+                ("dropped", "drop", drop),
+            )
+        }
+        for (a, names_a), (b, names_b) in itertools.combinations(kinds.items(), 2):
+            if set(names_a) & set(names_b):
+                raise ValueError(f"columns {sorted(set(names_a) & set(names_b))} are both {a} and {b}")
         if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= MAX_BITS:
-            raise ValueError(f"bits must be an integer in [1, {MAX_BITS}] (n_features = 2**bits), got {bits!r}")
+            raise ValueError(f"bits must be an integer in [1, {MAX_BITS}] (2**bits hashed slots), got {bits!r}")
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
             raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a column name (str), got {label!r}")
-        if label is not None and label in numeric + categorical:
+        if label is not None and label in kinds["numeric"] + kinds["categorical"] + kinds["datetime"]:
             raise ValueError(f"the label column {label!r} cannot also be a feature column")
-        if not isinstance(normalize, (bool, np.bool_)):
-            raise TypeError(f"normalize must be True or False, got {normalize!r}")
+        if label is not None and label in kinds["dropped"]:
+            raise ValueError(f"the label column {label!r} is never a feature: leave it out of drop")
+        for option, flag in (("bias", bias), ("normalize", normalize)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{option} must be True or False, got {flag!r}")
         float_dtype = np.dtype(dtype)
         if not np.issubdtype(float_dtype, np.floating):
             raise TypeError(f"dtype must be a float dtype, got {float_dtype}")
         self._bits: int = int(bits)
         self._seed: int = int(seed)
+        self._datetime: tuple[str, ...] = kinds["datetime"]
+        self._drop: tuple[str, ...] = kinds["dropped"]
+        self._bias: bool = bool(bias)
         self._normalize: bool = bool(normalize)
         self._label: str | None = label
         self._dtype: np.dtype = float_dtype
-        self._set_columns(numeric, categorical, fixed=bool(numeric or categorical))
+        self._set_columns(kinds["numeric"], kinds["categorical"], fixed=bool(numeric or categorical))
 
     def _set_columns(self, numeric: tuple[str, ...], categorical: tuple[str, ...], fixed: bool) -> None:
         self._numeric: tuple[str, ...] = numeric
@@ -159,6 +215,21 @@ class TableEncoder:
         self._sum_squares: np.ndarray = np.zeros(m, np.float64)
         self._numeric_slots: tuple[np.ndarray, np.ndarray] = hash_features(numeric, self._bits, self._seed)
 
+    def _with_columns(self, numeric: tuple[str, ...], categorical: tuple[str, ...]) -> TableEncoder:
+        """A new encoder of these settings and columns, its statistics fresh."""
+        return TableEncoder(
+            numeric,
+            categorical,
+            self._bits,
+            self._seed,
+            datetime=self._datetime,
+            drop=self._drop,
+            bias=self._bias,
+            normalize=self._normalize,
+            label=self._label,
+            dtype=self._dtype,
+        )
+
     # -- configuration ------------------------------------------------------------------------------------------
     @property
     def numeric(self) -> tuple[str, ...]:
@@ -169,12 +240,36 @@ class TableEncoder:
         return self._categorical
 
     @property
+    def datetime(self) -> tuple[str, ...]:
+        return self._datetime
+
+    @property
+    def drop(self) -> tuple[str, ...]:
+        return self._drop
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """Each column the encoder names, with its kind: ``"numeric"``, ``"categorical"``, ``"datetime"`` or
+        ``"dropped"``, in that order (before the first table, inferred columns are not there yet)."""
+        kinds = (
+            ("numeric", self._numeric),
+            ("categorical", self._categorical),
+            ("datetime", self._datetime),
+            ("dropped", self._drop),
+        )
+        return {column: kind for kind, names in kinds for column in names}
+
+    @property
     def bits(self) -> int:
         return self._bits
 
     @property
     def seed(self) -> int:
         return self._seed
+
+    @property
+    def bias(self) -> bool:
+        return self._bias
 
     @property
     def normalize(self) -> bool:
@@ -186,7 +281,8 @@ class TableEncoder:
 
     @property
     def n_features(self) -> int:
-        return 1 << self._bits
+        """``2**bits``, and one more with ``bias``."""
+        return (1 << self._bits) + self._bias
 
     @property
     def n_seen(self) -> np.ndarray:
@@ -208,7 +304,8 @@ class TableEncoder:
     def __repr__(self) -> str:
         return (
             f"TableEncoder(numeric={list(self._numeric)}, categorical={list(self._categorical)}, "
-            f"bits={self._bits}, seed={self._seed}, normalize={self._normalize}, label={self._label!r})"
+            f"bits={self._bits}, seed={self._seed}, datetime={list(self._datetime)}, drop={list(self._drop)}, "
+            f"bias={self._bias}, normalize={self._normalize}, label={self._label!r})"
         )
 
     # -- encoding -----------------------------------------------------------------------------------------------
@@ -238,7 +335,7 @@ class TableEncoder:
             if positive is not None:
                 positive = [_as_number(self._label, p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
         else:
-            codes, uniques = source.factorize(self._label)
+            codes, uniques = source.factors(self._label)
             texts = [_text(u) for u in uniques] + [None]  # code −1: missing
             values = np.array(texts, dtype=object)[codes]
             missing = np.array([t is None for t in texts], dtype=bool)[codes]
@@ -265,64 +362,111 @@ class TableEncoder:
         return np.where(np.isin(values, positive), 1, -1).astype(np.int8)
 
     def _encode(self, table, update: bool) -> SparseRows:
+        """The rows of ``table``; the columns (when inferred) and statistics are kept only once every row is
+        encoded, so a refused table leaves the encoder as it was."""
         source = _adapt(table)
-        if not self._fixed:
-            numeric, categorical = source.infer(exclude=self._label)
-            if not numeric and not categorical:
-                raise ValueError(f"no feature columns to infer: the table has only {source.names}")
+        if self._fixed:
+            rows, statistics = self._encode_source(source, update)
+        else:
+            numeric, categorical = self._infer(source)
+            encoder = self._with_columns(numeric, categorical)
+            rows, statistics = encoder._encode_source(source, update)
             if update:
                 self._set_columns(numeric, categorical, fixed=True)
+        if statistics is not None:
+            self._count, self._shift, self._sum, self._sum_squares = statistics
+        return rows
+
+    def _infer(self, source: _Source) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The numeric and categorical columns of the table (module docstring), refusing ids and datetimes."""
+        skip = {self._label, *self._drop, *self._datetime}
+        numeric: list[str] = []
+        categorical: list[str] = []
+        refused: dict[str, str] = {}
+        times: list[str] = []
+        for column in source.names:
+            if not isinstance(column, str) or column in skip:
+                continue
+            if source.is_numeric(column):
+                why = _looks_like_id(source, column) if source.is_integer(column) else None
+                kind = numeric
             else:
-                probe = TableEncoder(
-                    numeric,
-                    categorical,
-                    self._bits,
-                    self._seed,
-                    normalize=self._normalize,
-                    label=self._label,
-                    dtype=self._dtype,
+                why = source.datetime_kind(column)
+                times += [column] if why else []
+                why = why or _looks_like_id(source, column)
+                kind = categorical
+            if why:
+                refused[column] = why
+            else:
+                kind.append(column)
+        if refused:
+            ways = [f"Drop them: drop={list(refused)} (--drop {','.join(refused)})"]
+            if times:
+                ways.append(
+                    f"encode the datetimes as hour of day and day of week: datetime={times} (--datetime "
+                    f"{','.join(times)})"
                 )
-                return probe._encode(table, update=False)
-        missing = [c for c in self._numeric + self._categorical if c not in source.names]
+            ways.append(
+                "or name the columns to encode with their kinds, each encoded as declared: numeric=[...], "
+                "categorical=[...] (--numeric, --categorical)"
+            )
+            raise ValueError(
+                "column(s) that jcsol never encodes without being told: "
+                + "; ".join(f"{c!r} {why}" for c, why in refused.items())
+                + ". "
+                + "; ".join(ways)
+            )
+        if not numeric and not categorical and not self._datetime:
+            raise ValueError(f"no feature columns to infer: the table has only {source.names}")
+        return tuple(numeric), tuple(categorical)
+
+    def _encode_source(self, source: _Source, update: bool) -> tuple[SparseRows, tuple | None]:
+        """The rows, and with ``update`` the numeric statistics after them (``None`` without), for the caller
+        to keep: this encoder is left as it is."""
+        missing = [c for c in self._numeric + self._categorical + self._datetime if c not in source.names]
         if missing:
             raise ValueError(f"column(s) {missing} not in the table, whose columns are {source.names}")
         n, m = source.n_rows, len(self._numeric)
-        index = np.zeros((n, m + len(self._categorical)), np.int64)
+        hashed = [(c, *source.factors(c)) for c in self._categorical]  # every check before any update
+        for column in self._datetime:
+            hour, weekday = source.moments(column)
+            hashed += [(f"{column}.hour", hour, list(range(24))), (f"{column}.weekday", weekday, list(range(7)))]
+        index = np.zeros((n, m + len(hashed)), np.int64)
         value = np.zeros(index.shape, np.float64)
         X = source.numeric_block(self._numeric) if m else None
-        factors = [source.factorize(c) for c in self._categorical]  # every check before any update
         statistics = None
         if X is not None:
             slot, sign = self._numeric_slots
             index[:, :m] = slot
             z, statistics = self._scale(X, update)
             value[:, :m] = z * sign
-        if factors:
-            index[:, m:], value[:, m:] = self._hash_categories(factors)
+        if hashed:
+            index[:, m:], value[:, m:] = self._hash_categories(hashed)
         index, value = _merge_collisions(index, value)
         if X is not None:
             _check_encodable(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max)
         if self._normalize:
             value = l2_normalize(value)
-        if statistics is not None:  # kept only once every row is encoded
-            self._count, self._shift, self._sum, self._sum_squares = statistics
-        return SparseRows(index.astype(np.int32), value.astype(self._dtype), self.n_features)
+        rows = SparseRows(index.astype(np.int32), value.astype(self._dtype), 1 << self._bits)
+        return (add_bias(rows) if self._bias else rows), statistics
 
-    def _hash_categories(self, factors: list) -> tuple[np.ndarray, np.ndarray]:
-        """Slots and signs of the categorical columns, ``(n, len(categorical))``: the distinct values of all
-        columns hashed in one call, each once; a missing value (code −1) gets slot 0 and value 0."""
+    def _hash_categories(self, hashed: list) -> tuple[np.ndarray, np.ndarray]:
+        """Slots and signs of the hashed features, ``(n, len(hashed))``, from ``(name, codes, uniques)`` per
+        feature column (a categorical column, or a datetime column's hour or weekday): the distinct values of all
+        of them hashed as ``"name=value"`` in one call, each once; a missing value (code −1) gets slot 0 and
+        value 0."""
         keys, positions, offsets, total = [], [], [], 0
-        for column, (_, uniques) in zip(self._categorical, factors):
+        for name, _, uniques in hashed:
             for i, text in enumerate(map(_text, uniques)):
                 if text is not None:
-                    keys.append(f"{column}={text}")
+                    keys.append(f"{name}={text}")
                     positions.append(total + i)
             offsets.append(total)
             total += len(uniques)
         slot, sign = np.zeros(total + 1, np.int64), np.zeros(total + 1)  # the last entry: missing
         slot[positions], sign[positions] = hash_features(keys, self._bits, self._seed)
         codes = np.column_stack(
-            [np.where(codes >= 0, codes + offset, total) for (codes, _), offset in zip(factors, offsets)]
+            [np.where(codes >= 0, codes + offset, total) for (_, codes, _), offset in zip(hashed, offsets)]
         )
         return slot[codes], sign[codes]
 
@@ -374,6 +518,9 @@ class TableEncoder:
             "label": np.array([] if self._label is None else [self._label], dtype=str),
             "numeric": np.array(self._numeric, dtype=str),
             "categorical": np.array(self._categorical, dtype=str),
+            "datetime": np.array(self._datetime, dtype=str),
+            "drop": np.array(self._drop, dtype=str),
+            "bias": np.array(self._bias),
             "columns_fixed": np.array(self._fixed),
             "count": self._count.copy(),
             "shift": self._shift.copy(),
@@ -383,23 +530,32 @@ class TableEncoder:
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> TableEncoder:
-        """The encoder :meth:`state_dict` described, refusing a state of another kind or version."""
+        """The encoder :meth:`state_dict` described, refusing a state of another kind or version (a state of
+        version 1, before ``datetime``, ``drop`` and ``bias``, is read as having none of them)."""
         absent = [k for k in _STATE_KEYS if k not in state]
         if absent:
             raise ValueError(f"not a TableEncoder state: keys {absent} are missing")
         kind, version = str(np.asarray(state["kind"])), int(np.asarray(state["version"]))
         if kind != _KIND:
             raise ValueError(f"not a TableEncoder state: its kind is {kind!r}")
-        if version != FORMAT_VERSION:
+        if version not in (1, FORMAT_VERSION):
             raise ValueError(
-                f"TableEncoder state of format version {version}; this jcsol reads version {FORMAT_VERSION}"
+                f"TableEncoder state of format version {version}; this jcsol reads version 1 or {FORMAT_VERSION}"
             )
-        label = [str(v) for v in np.asarray(state["label"]).tolist()]
-        numeric = tuple(str(v) for v in np.asarray(state["numeric"]).tolist())
-        categorical = tuple(str(v) for v in np.asarray(state["categorical"]).tolist())
+        absent = [k for k in _STATE_KEYS_V2 if k not in state] if version > 1 else []
+        if absent:
+            raise ValueError(f"not a TableEncoder state of version {version}: keys {absent} are missing")
+        listed = lambda key: tuple(str(v) for v in np.asarray(state[key]).tolist())
+        later = version > 1
+        numeric, categorical, label = listed("numeric"), listed("categorical"), listed("label")
         enc = cls(
+            numeric,
+            categorical,
             bits=int(np.asarray(state["bits"])),
             seed=int(np.asarray(state["seed"])),
+            datetime=listed("datetime") if later else (),
+            drop=listed("drop") if later else (),
+            bias=bool(np.asarray(state["bias"])) if later else False,
             normalize=bool(np.asarray(state["normalize"])),
             label=label[0] if label else None,
             dtype=str(np.asarray(state["dtype"])),
@@ -545,15 +701,73 @@ def _checked_numeric(column: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def _looks_like_id(source: _Source, column: str) -> str | None:
+    """Why the column looks like an id (its values all distinct, none missing, over :data:`ID_MIN_ROWS` rows or
+    more), else ``None``."""
+    if source.n_rows < ID_MIN_ROWS:
+        return None
+    codes, uniques = source.factors(column)
+    if len(uniques) != source.n_rows or (codes < 0).any():
+        return None
+    return f"looks like an id (its {source.n_rows} values are all distinct)"
+
+
+def _iso_datetime(text: str) -> dt.datetime | None:
+    """ISO 8601 text starting with a date ``YYYY-MM-DD`` as a ``datetime`` (by ``datetime.fromisoformat``), else
+    ``None``."""
+    if _ISO_DATE.match(text) is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _moment(value) -> dt.date | None:
+    """A datetime value as a ``datetime`` or ``date``; ``None`` when it is not one (nor ISO 8601 text)."""
+    if isinstance(value, dt.date):  # datetime and pandas' Timestamp too
+        return value
+    if isinstance(value, np.datetime64):
+        value = value.astype("datetime64[us]").item()  # an int where a datetime cannot hold the moment
+        return value if isinstance(value, dt.datetime) else None
+    if isinstance(value, str):
+        return _iso_datetime(value)
+    return None
+
+
+def _hour_and_weekday(column: str, codes: np.ndarray, uniques: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Hour of day and day of the week (Monday 0) of each row from codes into the distinct values, −1 where
+    missing; a value that is no datetime is refused, naming its column and row."""
+    hours, weekdays = np.full(len(uniques) + 1, -1), np.full(len(uniques) + 1, -1)  # the last entry: missing
+    for i, value in enumerate(uniques):
+        if _is_missing(value):
+            continue
+        moment = _moment(value)
+        if moment is None:
+            row = int(np.argmax(codes == i))
+            raise ValueError(
+                f"datetime column {column!r} holds {value!r} at row {row}, which is not a datetime: give "
+                "datetimes, dates or ISO 8601 text (YYYY-MM-DD[THH:MM[:SS]][offset])"
+            )
+        hours[i] = moment.hour if isinstance(moment, dt.datetime) else 0
+        weekdays[i] = moment.weekday()
+    return hours[codes], weekdays[codes]
+
+
 class _Source:
-    """A table seen column by column: ``names``, ``n_rows``, ``is_numeric(c)``, ``numeric(c)`` (float64, NaN
-    missing), ``numeric_block(columns)`` (their ``(n, m)`` array), ``objects(c)`` (a sequence of Python values)
-    and ``factorize(c)`` (codes into the distinct values, −1 where missing; each source its fastest way)."""
+    """A table seen column by column: ``names``, ``n_rows``, ``is_numeric(c)``, ``is_integer(c)``, ``numeric(c)``
+    (float64, NaN missing), ``numeric_block(columns)`` (their ``(n, m)`` array), ``objects(c)`` (a sequence of
+    Python values), ``factorize(c)`` (codes into the distinct values, −1 where missing; each source its fastest
+    way; ``factors(c)`` keeps them for the call), ``datetime_kind(c)`` (what makes a column a datetime, or
+    ``None``) and ``moments(c)`` (hour of day and day of the week, −1 where missing)."""
 
     names: list
     n_rows: int
 
     def is_numeric(self, column: str) -> bool:
+        raise NotImplementedError
+
+    def is_integer(self, column: str) -> bool:
         raise NotImplementedError
 
     def numeric(self, column: str) -> np.ndarray:
@@ -568,10 +782,29 @@ class _Source:
     def factorize(self, column) -> tuple[np.ndarray, list]:
         return _factorize(self.objects(column))
 
-    def infer(self, exclude: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        columns = [c for c in self.names if c != exclude and isinstance(c, str)]
-        numeric = tuple(c for c in columns if self.is_numeric(c))
-        return numeric, tuple(c for c in columns if c not in numeric)
+    @functools.cached_property
+    def _factors(self) -> dict[str, tuple[np.ndarray, list]]:
+        return {}
+
+    def factors(self, column) -> tuple[np.ndarray, list]:
+        if column not in self._factors:
+            self._factors[column] = self.factorize(column)
+        return self._factors[column]
+
+    def datetime_kind(self, column: str) -> str | None:
+        """``"holds datetimes (…)"`` when every value present is a datetime, a date or ISO 8601 text."""
+        _, uniques = self.factors(column)
+        present = [u for u in uniques if not _is_missing(u)]
+        if not present or (isinstance(present[0], str) and _ISO_DATE.match(present[0]) is None):
+            return None  # the common case of text, told at its first value
+        if all(isinstance(u, (dt.date, np.datetime64)) for u in present):
+            return "holds datetimes (datetime values)"
+        if all(isinstance(u, str) and _iso_datetime(u) is not None for u in present):
+            return "holds datetimes (ISO 8601 text)"
+        return None
+
+    def moments(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        return _hour_and_weekday(column, *self.factors(column))
 
 
 class _Pandas(_Source):
@@ -586,6 +819,32 @@ class _Pandas(_Source):
 
         dtype = self.frame[column].dtype
         return is_numeric_dtype(dtype) and not is_bool_dtype(dtype) and not is_complex_dtype(dtype)
+
+    def is_integer(self, column):
+        from pandas.api.types import is_bool_dtype, is_integer_dtype
+
+        dtype = self.frame[column].dtype
+        return is_integer_dtype(dtype) and not is_bool_dtype(dtype)
+
+    def _is_datetime_dtype(self, column) -> bool:
+        from pandas.api.types import is_datetime64_any_dtype
+
+        return is_datetime64_any_dtype(self.frame[column].dtype)
+
+    def datetime_kind(self, column):
+        if self._is_datetime_dtype(column):
+            return f"holds datetimes (pandas dtype {self.frame[column].dtype})"
+        return super().datetime_kind(column)
+
+    def moments(self, column):
+        if not self._is_datetime_dtype(column):
+            return super().moments(column)
+        stamps = self.frame[column].dt
+        hour, weekday = (
+            np.nan_to_num(part.to_numpy(dtype=np.float64, na_value=np.nan), nan=-1.0).astype(np.int64)
+            for part in (stamps.hour, stamps.day_of_week)
+        )
+        return hour, weekday
 
     def numeric(self, column):
         from pandas.api.types import is_complex_dtype, is_numeric_dtype
@@ -627,6 +886,28 @@ class _Arrow(_Source):
     def is_numeric(self, column):
         kind, types = self._type(column)
         return types.is_integer(kind) or types.is_floating(kind) or types.is_decimal(kind)
+
+    def is_integer(self, column):
+        kind, types = self._type(column)
+        return types.is_integer(kind)
+
+    def datetime_kind(self, column):
+        kind, types = self._type(column)
+        if types.is_timestamp(kind) or types.is_date(kind):
+            return f"holds datetimes (Arrow type {kind})"
+        return super().datetime_kind(column)
+
+    def moments(self, column):
+        import pyarrow.compute as pc
+
+        kind, types = self._type(column)
+        if not (types.is_timestamp(kind) or types.is_date(kind)):
+            return super().moments(column)
+        col = self.table.column(column)
+        weekday = pc.day_of_week(col).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if types.is_date(kind):  # a date has hour 0
+            return np.where(weekday >= 0, 0, -1), weekday
+        return pc.hour(col).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), weekday
 
     def numeric(self, column):
         import pyarrow as pa
@@ -671,6 +952,10 @@ class _Records(_Source):
     def is_numeric(self, column):
         types = set(map(type, self.objects(column))) - {type(None)}
         return bool(types) and all(issubclass(t, numbers.Real) and not issubclass(t, bool) for t in types)
+
+    def is_integer(self, column):
+        types = set(map(type, self.objects(column))) - {type(None)}
+        return bool(types) and all(issubclass(t, numbers.Integral) and not issubclass(t, bool) for t in types)
 
     def numeric(self, column):
         return _checked_numeric(column, _numeric_from_objects(column, self.objects(column)))
@@ -732,12 +1017,19 @@ def load_table(
     categorical: Sequence[str] = (),
     bits: int = 18,
     seed: int = 0,
+    datetime: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    bias: bool = False,
     normalize: bool = True,
 ) -> tuple[SparseRows, np.ndarray, TableEncoder]:
     """A labelled table (a file as :func:`read_table` reads it, or a table) as ``(X, y, encoder)``: the rows
-    encoded in order by a new :class:`TableEncoder` (columns inferred when neither list is given), the labels
-    as ±1 by :meth:`TableEncoder.labels`, and the encoder, whose statistics have seen the whole table."""
+    encoded in order by a new :class:`TableEncoder` of these settings (columns inferred when neither list is
+    given, ids and datetimes refused unless dropped or declared), the labels as ±1 by
+    :meth:`TableEncoder.labels`, and the encoder, whose statistics have seen the whole table and whose
+    :attr:`~TableEncoder.columns` say how each column was taken."""
+    encoder = TableEncoder(
+        numeric, categorical, bits, seed, datetime=datetime, drop=drop, bias=bias, normalize=normalize, label=label
+    )  # first: bad settings are refused before the file is read
     table = read_table(path_or_table) if isinstance(path_or_table, (str, os.PathLike)) else path_or_table
-    encoder = TableEncoder(numeric, categorical, bits, seed, normalize=normalize, label=label)
-    y = encoder.labels(table, positive)  # first: a missing label column is refused before any encoding
+    y = encoder.labels(table, positive)  # a missing label column is refused before any encoding
     return encoder.fit_transform(table), y, encoder

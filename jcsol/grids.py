@@ -29,7 +29,16 @@ T = TypeVar("T", bound="DataclassInstance")
 
 
 def decades(low: float = 1e-5, high: float = 1e5) -> np.ndarray:
-    """The powers of ten from ``low`` to ``high``: ``decades()`` is the papers' ``{10^-5, …, 10^5}``."""
+    """The powers of ten from ``low`` to ``high``: ``decades()`` is the papers' ``{10^-5, …, 10^5}``.
+
+    Each value is the float its literal reads as (``float("1e-5")``, the nearest double to 10⁻⁵), not a power
+    computed by NumPy (``10.0 ** np.arange(-5, 6)`` starts at ``9.999999999999999e-06``), so every value compares
+    equal to its literal: ``runs.query("eta == 1e-5")`` finds the runs of the first one.
+
+    >>> import jcsol
+    >>> jcsol.decades(1e-2, 1e2).tolist()
+    [0.01, 0.1, 1.0, 10.0, 100.0]
+    """
     for name, value in (("low", low), ("high", high)):
         if (
             isinstance(value, bool)
@@ -40,7 +49,7 @@ def decades(low: float = 1e-5, high: float = 1e5) -> np.ndarray:
     lo, hi = np.log10(low), np.log10(high)
     if not (np.isclose(lo, round(lo)) and np.isclose(hi, round(hi)) and lo <= hi):
         raise ValueError(f"decades needs powers of ten low <= high, got {low}, {high}")
-    return 10.0 ** np.arange(round(lo), round(hi) + 1)
+    return np.array([float(f"1e{k}") for k in range(round(lo), round(hi) + 1)])
 
 
 def grid(obj: T, **axes: ArrayLike) -> T:

@@ -3,25 +3,44 @@ is computed.
 
 * From confusion counts (NumPy): the weighted *sum* of sensitivity and specificity, the *cost*, sensitivity,
   specificity, accuracy, balanced accuracy (J. Wang, P. Zhao, S. C. H. Hoi, *Cost-Sensitive Online
-  Classification*, IEEE ICDM 2012, eqs. (1) and (2)). Counts are kept in the order ``(tp, fn, fp, tn)`` along
-  the last axis: ``fn = M_p`` (missed positives), ``fp = M_n`` (false alarms). Each function applies equally to
-  a run's final counts and to its online curve (counts at sampled rounds).
-* From scores: :func:`auc` (JAX, so it jits and vmaps over runs) and its NumPy twin :func:`auc_numpy`;
-  :func:`cvar` of margins.
+  Classification*, IEEE ICDM 2012, eqs. (1) and (2)); precision, F1 and alerts per catch, what a team that
+  reviews the alerts reads. Counts are kept in the order ``(tp, fn, fp, tn)`` along the last axis:
+  ``fn = M_p`` (missed positives), ``fp = M_n`` (false alarms). Each function applies equally to a run's final
+  counts and to its online curve (counts at sampled rounds).
+* From scores: :func:`auc` and :func:`average_precision` (JAX, so they jit and vmap over runs and take a mask),
+  :func:`auc_numpy`, AUC's NumPy twin; :func:`precision_at_budget` (NumPy); :func:`cvar` of margins.
 
-:data:`MEASURES` names the measures a :class:`jcsol.Result` gives (``example_cost`` is the example costs summed
-over the mistakes, kept by the run itself); :data:`HIGHER_IS_BETTER` says which way each is better, and
+:data:`MEASURES` names the measures of counts a :class:`jcsol.Result` gives (``example_cost`` is the example
+costs summed over the mistakes, kept by the run itself), :data:`SCORE_MEASURES` and ``precision_at_K%`` (see
+:func:`review_budget`) those of its recorded scores; :func:`higher_is_better` says which way each is better, and
 :func:`check_measure` is the one check of a measure's name.
 """
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .xla_cpu import compile_options
+
 TP, FN, FP, TN = range(4)
-MEASURES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "cost", "example_cost")
+MEASURES = (
+    "sum",
+    "sensitivity",
+    "specificity",
+    "accuracy",
+    "balanced_accuracy",
+    "cost",
+    "example_cost",
+    "precision",
+    "f1",
+    "alerts_per_catch",
+)
+SCORE_MEASURES = ("average_precision",)  # and every precision_at_K% (review_budget): of recorded scores
 HIGHER_IS_BETTER = {
     "sum": True,
     "sensitivity": True,
@@ -30,21 +49,65 @@ HIGHER_IS_BETTER = {
     "balanced_accuracy": True,
     "cost": False,
     "example_cost": False,
+    "precision": True,
+    "f1": True,
+    "alerts_per_catch": False,
+    "average_precision": True,
 }
-RATES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy")  # fractions, printed as %
+# fractions, printed as % (as is every precision_at_K%)
+RATES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "precision", "f1", "average_precision")
+_BUDGET = re.compile(r"precision_at_(\d+(?:\.\d*)?|\.\d+)%")
+
+
+def review_budget(name) -> Fraction | None:
+    """The review budget ``K`` (a percentage, exactly) of a measure named ``precision_at_K%``, e.g.
+    ``precision_at_0.5%``; ``None`` for any other name. ``ValueError`` when ``K`` is not in ``(0, 100]``.
+
+    >>> from jcsol import metrics
+    >>> metrics.review_budget("precision_at_0.5%"), metrics.review_budget("precision")
+    (Fraction(1, 2), None)
+    """
+    found = _BUDGET.fullmatch(name) if isinstance(name, str) else None
+    if found is None:
+        return None
+    budget = Fraction(found.group(1))
+    if not 0 < budget <= 100:
+        raise ValueError(f"{name}: the review budget must be in (0, 100]%, got {found.group(1)}%")
+    return budget
 
 
 def check_measure(name) -> str:
-    """``name`` when it is one of :data:`MEASURES`; otherwise a ``ValueError`` listing the valid names."""
-    if not isinstance(name, str) or name not in HIGHER_IS_BETTER:
-        raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
-    return name
+    """``name`` when it is one of :data:`MEASURES`, :data:`SCORE_MEASURES` or ``precision_at_K%``; otherwise a
+    ``ValueError`` listing the valid names."""
+    if isinstance(name, str) and (name in HIGHER_IS_BETTER or review_budget(name) is not None):
+        return name
+    raise ValueError(
+        f"unknown measure {name!r}; choose from {', '.join(MEASURES + SCORE_MEASURES)}, or precision_at_K% "
+        "(the precision of the top K% of the scores, K in (0, 100])"
+    )
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def higher_is_better(name: str) -> bool:
+    """Which way measure ``name`` is better: ``True`` for the rates, the precisions, F1 and AP, ``False`` for the
+    costs and alerts per catch."""
+    return review_budget(check_measure(name)) is not None or HIGHER_IS_BETTER[name]
+
+
+def in_percent(name: str) -> bool:
+    """Whether measure ``name`` is a fraction, which tables and figures print in percent."""
+    return name in RATES or review_budget(check_measure(name)) is not None
+
+
+def of_scores(name: str) -> bool:
+    """Whether measure ``name`` is computed from scores (:data:`SCORE_MEASURES`, ``precision_at_K%``) rather than
+    from confusion counts."""
+    return name in SCORE_MEASURES or review_budget(check_measure(name)) is not None
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, empty: float = np.nan) -> np.ndarray:
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), empty)
 
 
 def sensitivity(counts: np.ndarray) -> np.ndarray:
@@ -92,6 +155,38 @@ def weighted_cost(counts: np.ndarray, c_p=0.9) -> np.ndarray:
     return c_p * c[..., FN] + (1.0 - c_p) * c[..., FP]
 
 
+def precision(counts: np.ndarray) -> np.ndarray:
+    """``tp/(tp + fp)``: the share of the alerts (predicted positives) that are positive; **0** where nothing was
+    flagged, the value scikit-learn's ``precision_score`` gives by default (its ``zero_division="warn"`` acts as
+    0), so that a learner that never alerts ranks last rather than out of the table.
+
+    >>> from jcsol import metrics
+    >>> float(metrics.precision([8, 2, 30, 60])), float(metrics.precision([0, 10, 0, 90]))
+    (0.21052631578947367, 0.0)
+    """
+    c = np.asarray(counts)
+    return _ratio(c[..., TP], c[..., TP] + c[..., FP], empty=0.0)
+
+
+def f1(counts: np.ndarray) -> np.ndarray:
+    """``2·tp/(2·tp + fp + fn)``, the harmonic mean of precision and sensitivity; 0 where there is neither a
+    positive nor an alert (scikit-learn's ``f1_score`` default, as for :func:`precision`)."""
+    c = np.asarray(counts)
+    return _ratio(2 * c[..., TP], 2 * c[..., TP] + c[..., FP] + c[..., FN], empty=0.0)
+
+
+def alerts_per_catch(counts: np.ndarray) -> np.ndarray:
+    """``(tp + fp)/tp``: the alerts raised per positive caught, the reciprocal of :func:`precision`; **infinite**
+    where no positive was caught (the reciprocal of that precision's 0, alerts or none). Lower is better.
+
+    >>> from jcsol import metrics
+    >>> float(metrics.alerts_per_catch([8, 2, 30, 60])), float(metrics.alerts_per_catch([0, 10, 5, 85]))
+    (4.75, inf)
+    """
+    c = np.asarray(counts)
+    return _ratio(c[..., TP] + c[..., FP], c[..., TP], empty=np.inf)
+
+
 def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
     """CVaR_ε: the mean of the lowest ``ceil(ε·n)`` values along ``axis`` (Ali, Collins-Thompson, *Robust
     Cost-Sensitive Confidence-Weighted Classification*, Table III, applies it to margins ``y·f``; higher is
@@ -104,13 +199,16 @@ def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
 
 
 def measure(name: str, counts: np.ndarray, alpha_p=0.5, c_p=0.9) -> np.ndarray:
-    """The measure ``name`` of ``counts``: any of :data:`MEASURES` but ``example_cost``, which counts cannot give."""
+    """The measure ``name`` of ``counts``: any of :data:`MEASURES` but ``example_cost``, which counts cannot give
+    (nor the measures of scores: :func:`of_scores`)."""
     check_measure(name)
     if name == "example_cost":
         raise ValueError(
             "example_cost is not a function of the counts: it is the example costs summed over the "
             "mistakes, Result.mistake_cost"
         )
+    if of_scores(name):
+        raise ValueError(f"{name} is a measure of the scores, not of the confusion counts")
     if name == "sum":
         return weighted_sum(counts, alpha_p)
     if name == "cost":
@@ -120,6 +218,9 @@ def measure(name: str, counts: np.ndarray, alpha_p=0.5, c_p=0.9) -> np.ndarray:
         "specificity": specificity,
         "accuracy": accuracy,
         "balanced_accuracy": balanced_accuracy,
+        "precision": precision,
+        "f1": f1,
+        "alerts_per_catch": alerts_per_catch,
     }
     return functions[name](counts)
 
@@ -177,6 +278,93 @@ def _sum_base_2_16(counts: jax.Array) -> tuple[jax.Array, jax.Array]:
 
     zero = jnp.zeros((), jnp.int32)
     return jax.lax.reduce((counts >> 16, counts & 0xFFFF), (zero, zero), add, tuple(range(counts.ndim)))
+
+
+def average_precision(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+    """Average precision (the area under the precision–recall curve, step-wise) of ``scores`` for labels ``y``
+    (``> 0`` positive); entries where ``mask`` is False are ignored.
+
+    ``AP = Σ_n (R_n − R_{n−1}) P_n`` over the distinct scores ``s_n`` taken as thresholds from the highest down,
+    with ``P_n`` and ``R_n`` the precision and recall of flagging every score ``>= s_n`` — scikit-learn's
+    ``average_precision_score``, tied scores one threshold (no interpolation). Equivalently the mean, over the
+    positives, of the precision of flagging every score at least theirs: ``(1/T_p) Σ_{i: y_i > 0}
+    #{positives with s >= s_i} / #{s >= s_i}``, which is how it is computed — two sorts (``O(n log n)``), the
+    counts in integers, their ratios summed in the scores' float type (float32: within a few units of its last
+    place of the exact value). A JAX function: it jits and vmaps over runs. NaN when there is no positive
+    (scikit-learn then warns and gives 0: recall is undefined) or a counted score is NaN; 1 when every counted
+    entry is positive.
+
+    >>> from jcsol import metrics
+    >>> round(float(metrics.average_precision([0.5, 0.5, 0.2, 0.9], [1, -1, 1, -1])), 6)
+    0.416667
+    """
+    scores = jnp.asarray(scores)
+    y = jnp.asarray(y)
+    mask = jnp.ones(scores.shape, bool) if mask is None else jnp.asarray(mask, bool)
+    pos = (y > 0) & mask
+    n_pos, n = jnp.sum(pos), jnp.sum(mask)
+    keys = _order_keys(scores)
+    last = jnp.iinfo(keys.dtype).max  # the other entries after every counted score
+    flagged = n - jnp.searchsorted(jnp.sort(jnp.where(mask, keys, last)), keys, side="left")  # #{s >= s_i}
+    caught = n_pos - jnp.searchsorted(jnp.sort(jnp.where(pos, keys, last)), keys, side="left")  # positives
+    dtype = jnp.result_type(scores.dtype, jnp.float32)
+    precisions = jnp.where(pos, caught.astype(dtype) / jnp.maximum(flagged, 1).astype(dtype), 0.0)
+    ap = jnp.sum(precisions) / n_pos.astype(dtype)
+    return jnp.where((n_pos == 0) | jnp.any(mask & jnp.isnan(scores)), jnp.nan, ap)
+
+
+def precision_at_budget(scores, y, budget) -> np.ndarray:
+    """The precision of reviewing the top ``budget`` % of ``scores`` (over the last axis), labels ``y`` (``> 0``
+    positive): what a team that can look at ``budget`` % of the events finds.
+
+    * ``m = ceil(budget · n / 100)`` events are reviewed (at least one), ``budget`` taken as the decimal it is
+      written as (``0.1`` is exactly a tenth: 1000 events review 1, not 2);
+    * the highest scores first; where the ``m``-th score is tied with others, the tied events share the
+      remaining reviews equally, so their positives count in proportion: the precision is its expectation over
+      the orders that tie-break at random, ``(p_> + (m − n_>)·p_=/n_=) / m`` with ``n_>``, ``p_>`` the events and
+      positives scored above that score and ``n_=``, ``p_=`` those tied with it (as the AUC counts ties ½).
+
+    NumPy, float64; NaN where a score is NaN or there is no event.
+
+    >>> from jcsol import metrics
+    >>> float(metrics.precision_at_budget([0.9, 0.5, 0.5, 0.1], [1, 1, -1, -1], 50))
+    0.75
+    """
+    scores = np.asarray(scores, np.float64)
+    positive = np.broadcast_to(np.asarray(y) > 0, scores.shape)
+    budget = Fraction(str(budget)) if not isinstance(budget, Fraction) else budget
+    if not 0 < budget <= 100:
+        raise ValueError(f"the review budget must be in (0, 100]%, got {float(budget)}%")
+    n = scores.shape[-1]
+    m = -((-budget.numerator * n) // (budget.denominator * 100))  # ceil, in integers
+    if m == 0:
+        return np.full(scores.shape[:-1], np.nan)
+    cut = -np.partition(-scores, m - 1, axis=-1)[..., m - 1 : m]  # the m-th highest score
+    above, tied = scores > cut, scores == cut
+    n_above, n_tied = above.sum(-1), tied.sum(-1)
+    p_above, p_tied = (above & positive).sum(-1), (tied & positive).sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = (p_above + (m - n_above) * p_tied / n_tied) / m
+    return np.where(np.isnan(scores).any(-1), np.nan, value)
+
+
+_average_precisions = jax.jit(jax.vmap(average_precision), compiler_options=compile_options())
+
+
+def score_measure(name: str, scores, y) -> np.ndarray:
+    """Measure ``name`` of :func:`of_scores` (``average_precision`` or ``precision_at_K%``) of every row of
+    ``scores`` ``(…, n)`` with labels ``y`` (broadcast to it), as float64 ``(…)``."""
+    budget = review_budget(check_measure(name))
+    if budget is None and name not in SCORE_MEASURES:
+        raise ValueError(f"{name} is a measure of the confusion counts, not of the scores")
+    scores = np.asarray(scores)
+    if budget is not None:
+        return precision_at_budget(scores, y, budget)
+    flat = scores.reshape(-1, scores.shape[-1])
+    labels = np.broadcast_to(np.asarray(y), scores.shape).reshape(flat.shape)
+    if flat.shape[0] == 0:
+        return np.zeros(scores.shape[:-1])
+    return np.asarray(_average_precisions(flat, labels), np.float64).reshape(scores.shape[:-1])
 
 
 def auc_numpy(scores, y) -> float:

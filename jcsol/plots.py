@@ -50,6 +50,9 @@ YLABEL = {
     "accuracy": "online accuracy (%)",
     "balanced_accuracy": "online balanced accuracy (%)",
     "cost": "cumulative cost",
+    "precision": "online precision (%)",
+    "f1": "online F1 (%)",
+    "alerts_per_catch": "alerts per catch",
 }
 FINAL = {
     "sum": "sum (%)",
@@ -58,6 +61,9 @@ FINAL = {
     "accuracy": "accuracy (%)",
     "balanced_accuracy": "balanced accuracy (%)",
     "cost": "cost",
+    "precision": "precision (%)",
+    "f1": "F1 (%)",
+    "alerts_per_catch": "alerts per catch",
 }
 
 

@@ -8,6 +8,7 @@ results are :mod:`jcsol.report`'s (``jcsol.table(res)``, ``jcsol.report.records(
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -15,8 +16,19 @@ import jax
 import numpy as np
 
 from . import metrics
+from .base import Learner
 from .metrics import FN, FP, TN, TP
-from .stream import dense_features
+from .objective import Cost
+from .stream import SparseRows, check_features, check_fits, dense_features, is_scipy_sparse
+from .xla_cpu import compile_options
+
+
+@functools.partial(jax.jit, compiler_options=compile_options())
+def _every_run_scores(learner, states, X):
+    """Scores of rows ``X`` under every run's model: states ``(grid points, P, …)``, the grid's hyperparameters
+    ``(grid points,)``; compiled as jcsol's other programs are (:mod:`jcsol.xla_cpu`)."""
+    one = lambda learner, state: learner.score(state, X)
+    return jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(learner, states)
 
 
 class Best(NamedTuple):
@@ -56,6 +68,9 @@ class Result:
         scores: ``grid_shape + (P, L)`` every round's pre-update score, when the run recorded them.
         resumed_at: the round from which this process continued a checkpointed run (0: from the start).
         n_features: the dimension ``d`` of the rows the runs learnt from.
+        labels: the stream's labels (±1, one per row of ``X``; round ``t`` of permutation ``p`` has
+            ``labels[orders[p, t]]``), which the measures of :attr:`scores` need (``average_precision``,
+            ``precision_at_K%``); ``None`` when not kept.
     """
 
     learner: Any
@@ -72,6 +87,20 @@ class Result:
     scores: np.ndarray | None = None
     resumed_at: int = 0
     n_features: int | None = None
+    labels: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        """One line: the runs and their mean measures, not the arrays (``jcsol.table(res)`` shows them all)."""
+        grid = "×".join(map(str, self.grid_shape)) or "1"
+        main = "cost" if isinstance(self.objective, Cost) else "sum"
+        with np.errstate(invalid="ignore"):
+            shown = ", ".join(
+                f"{name} {np.nanmean(self.measure(name)):.4g}" for name in (main, "sensitivity", "specificity")
+            )
+        return (
+            f"Result({self.learner.name}: {grid} grid point(s) × {self.n_perms} permutation(s) × "
+            f"{self.orders.shape[1]} rounds; mean {shown}; run {self.time_run:.3g} s)"
+        )
 
     # -- sizes and timings ------------------------------------------------------------------------------
     @property
@@ -104,21 +133,34 @@ class Result:
         return expand(alpha_p), expand(c_p)
 
     def measure(self, name: str) -> np.ndarray:
-        """Measure ``name`` (see :data:`jcsol.metrics.MEASURES`) of every run, shape ``grid_shape + (P,)``.
+        """Measure ``name`` (see :func:`jcsol.metrics.check_measure`) of every run, shape ``grid_shape + (P,)``.
 
         *sum* weighs sensitivity by the objective's ``α_p`` under :class:`jcsol.Sum` (½ otherwise); *cost* uses
         the objective's ``c_p`` under :class:`jcsol.Cost` (0.9 otherwise); *example_cost* is
-        :attr:`mistake_cost`, the example costs summed over the mistakes.
+        :attr:`mistake_cost`, the example costs summed over the mistakes. ``precision``, ``f1`` and
+        ``alerts_per_catch`` come from the counts too; ``average_precision`` and ``precision_at_K%`` (the top K %
+        of the scores reviewed) from each run's recorded scores and labels (:func:`jcsol.metrics.score_measure`).
+        ``docs/measures.md`` defines each, with its value where a denominator is 0.
         """
-        if metrics.check_measure(name) == "example_cost":
+        name = metrics.check_measure(name)
+        if name == "example_cost":
             if self.mistake_cost is None:
                 raise ValueError("this result has no example costs (mistake_cost)")
             return self.mistake_cost
+        if metrics.of_scores(name):
+            if self.scores is None:
+                raise ValueError(f"{name} is a measure of the scores: run with record_scores=True to record them")
+            if self.labels is None:
+                raise ValueError(f"{name} needs each round's label, and this result holds scores but no labels")
+            return metrics.score_measure(name, self.scores, np.asarray(self.labels)[self.orders])
         alpha_p, c_p = self._weights()
         return metrics.measure(name, self.counts, alpha_p, c_p)
 
     def curve_of(self, name: str) -> np.ndarray:
-        """Online curve of measure ``name``: ``grid_shape + (P, K)``, at rounds ``curve_t``."""
+        """Online curve of measure ``name`` (a measure of the counts): ``grid_shape + (P, K)``, at rounds
+        ``curve_t``."""
+        if metrics.of_scores(name):
+            raise ValueError(f"{name} is a measure of the scores: it has no online curve (curves hold counts)")
         if self.curve is None:
             raise ValueError("this result has no curves; run with curve_points > 0")
         alpha_p, c_p = self._weights()
@@ -130,6 +172,10 @@ class Result:
     balanced_accuracy = property(lambda self: self.measure("balanced_accuracy"))
     sum = property(lambda self: self.measure("sum"))
     cost = property(lambda self: self.measure("cost"))
+    precision = property(lambda self: self.measure("precision"))
+    f1 = property(lambda self: self.measure("f1"))
+    alerts_per_catch = property(lambda self: self.measure("alerts_per_catch"))
+    average_precision = property(lambda self: self.measure("average_precision"))
 
     # -- grid access ------------------------------------------------------------------------------------
     @property
@@ -161,12 +207,13 @@ class Result:
         )
 
     def best(self, measure: str = "sum") -> Best:
-        """The grid point with the best mean ``measure`` over permutations (highest; lowest for the costs)."""
+        """The grid point with the best mean ``measure`` over permutations (highest; lowest for the costs and
+        alerts per catch: :func:`jcsol.metrics.higher_is_better`)."""
         metrics.check_measure(measure)
         mean = self.measure(measure).mean(axis=-1)
         if not self.grid_shape:
             return Best({k: float(v) for k, v in self.params.items()}, (), self)
-        score = mean if metrics.HIGHER_IS_BETTER[measure] else -mean
+        score = mean if metrics.higher_is_better(measure) else -mean
         if np.all(np.isnan(score)):
             raise ValueError(f"{measure} is undefined for every grid point (a class is missing from the stream)")
         index = tuple(int(i) for i in np.unravel_index(int(np.nanargmax(score)), self.grid_shape))
@@ -178,14 +225,40 @@ class Result:
 
         ``X`` is checked as :func:`jcsol.run` checks its rows (a dense array, :class:`jcsol.SparseRows` or a
         SciPy sparse matrix; no NaN or infinite value, none beyond the states' dtype) and must have the
-        dimension the runs learnt from."""
-        X = dense_features(X, jax.tree.leaves(self.states)[0].dtype, self.n_features)
+        dimension the runs learnt from. Sparse rows scored by a linear model cost O(nnz) per run, never a dense
+        copy of the rows (a product of SciPy's sparse matrix with the runs' weights: the same sums as a dense
+        row's, in another order)."""
+        dtype = jax.tree.leaves(self.states)[0].dtype
+        if (isinstance(X, SparseRows) or is_scipy_sparse(X)) and type(self.learner).score is Learner.score:
+            return self._score_sparse(X, dtype)
+        X = dense_features(X, dtype, self.n_features)
         n_grid = math.prod(self.grid_shape)
         leaves, treedef = jax.tree.flatten(self.learner)
         flat_learner = jax.tree.unflatten(
             treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves]
         )
         states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape) :]), self.states)
-        one = lambda learner, state: learner.score(state, X)
-        scores = jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(flat_learner, states)
+        scores = _every_run_scores(flat_learner, states, X)
         return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])
+
+    def _score_sparse(self, X, dtype) -> np.ndarray:
+        """:meth:`score` of sparse rows under linear models: ``X @ w`` of every run, O(nnz) per run."""
+        import scipy.sparse
+
+        rows = check_features(X, columns_once=False)
+        assert isinstance(rows, SparseRows)
+        if self.n_features is not None and rows.shape[1] != self.n_features:
+            raise ValueError(f"X has {rows.shape[1]} features; the models learnt from rows of {self.n_features}")
+        check_fits(np.asarray(rows.values), dtype)
+        n, width = np.shape(rows.indices)
+        matrix = scipy.sparse.csr_matrix(
+            (
+                np.asarray(rows.values, dtype).ravel(),
+                np.asarray(rows.indices).ravel(),
+                np.arange(0, n * width + 1, width),
+            ),
+            shape=rows.shape,
+        )
+        weights = np.asarray(self.learner.weights(self.states))  # grid_shape + (P, d)
+        scores = matrix @ weights.reshape(-1, weights.shape[-1]).T  # (n, runs)
+        return np.ascontiguousarray(scores.T).reshape(weights.shape[:-1] + (n,)).astype(dtype, copy=False)

@@ -7,23 +7,71 @@ Every check here raises with a message that names the problem, so bad input neve
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, overload
+from collections.abc import Iterable
+from typing import Any, NamedTuple, Self, overload
 
 import numpy as np
 
 
-class SparseRows(NamedTuple):
+class _SparseRowsFields(NamedTuple):
+    indices: np.ndarray
+    values: np.ndarray
+    n_features: int
+
+
+class SparseRows(_SparseRowsFields):
     """Rows as fixed-width ``(indices, values)`` pairs, padded with index 0 and value 0.
 
     Attributes:
         indices: ``(n, k)`` int32 column indices (0-based).
         values: ``(n, k)`` floats; padding entries are 0, so they add nothing to any dot product.
         n_features: the dimension ``d`` of the dense rows.
+
+    Rows are selected as NumPy selects them, and stay sparse rows: ``X[i:j]``, ``X[order]`` (an integer array)
+    and ``X[mask]`` (a boolean array of ``len(X)``) are :class:`SparseRows`; ``len(X)`` is the number of rows.
+    ``X[i]`` with one integer is refused (a :class:`TypeError`): one row is ``X[i : i + 1]`` or ``X[[i]]``, and
+    the fields are ``X.indices``, ``X.values`` and ``X.n_features``. The three fields are still those of a named
+    tuple for iteration and unpacking (``indices, values, d = X``).
+
+    >>> import numpy as np, jcsol
+    >>> X = jcsol.SparseRows(np.array([[0, 2], [1, 0], [2, 0]]), np.array([[1.0, 2.0], [3.0, 0.0], [4.0, 0.0]]), 3)
+    >>> len(X), X[1:].todense().tolist(), X[np.array([True, False, True])].indices.tolist()
+    (3, [[0.0, 3.0, 0.0], [0.0, 0.0, 4.0]], [[0, 2], [2, 0]])
     """
 
-    indices: np.ndarray
-    values: np.ndarray
-    n_features: int
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return self.indices.shape[0]
+
+    def __getitem__(self, rows: Any) -> SparseRows:  # type: ignore[override]
+        if isinstance(rows, (int, np.integer)):  # bool is an int too
+            raise TypeError(
+                f"SparseRows[{rows!r}]: one integer selects no rows here; row i as SparseRows is X[i : i + 1] or "
+                "X[[i]], and the fields are X.indices, X.values and X.n_features"
+            )
+        if not isinstance(rows, slice):
+            key = np.asarray(rows)
+            if key.size == 0:
+                key = key.astype(np.intp)  # [] reads as float64
+            if key.ndim != 1 or key.dtype.kind not in "iub":
+                raise TypeError(
+                    "SparseRows selects rows only, by a slice, a 1-D integer array or a 1-D boolean mask; got "
+                    f"{type(rows).__name__}" + (f" of shape {key.shape} and dtype {key.dtype}" if key.ndim else "")
+                )
+            rows = key
+        return SparseRows(self.indices[rows], self.values[rows], self.n_features)
+
+    # len() counts rows, so the named tuple's own helpers, which count fields with it, are given their fields here
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]
+        fields = tuple(iterable)
+        if len(fields) != 3:
+            raise TypeError(f"SparseRows takes 3 fields (indices, values, n_features), got {len(fields)}")
+        return cls(*fields)
+
+    def __getnewargs__(self) -> tuple[np.ndarray, np.ndarray, int]:
+        return (self.indices, self.values, self.n_features)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -192,7 +240,10 @@ def dense_features(X, dtype, n_features: int | None = None) -> np.ndarray:
 
 
 def check_labels(y) -> np.ndarray:
-    """``y`` as an int8 array of ±1, refusing anything that is not exactly a binary ±1 labelling."""
+    """``y`` as an int8 array of ±1 (+1 the rare class), the one rule of :func:`jcsol.run`, :meth:`jcsol.Live.learn`
+    and every other stream's labels: labels in ``{-1, +1}`` are kept, labels in ``{0, 1}`` are read as
+    ``1 → +1`` and ``0 → −1``; anything else (booleans, other values, both encodings mixed) is refused, naming the
+    values."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
@@ -203,13 +254,15 @@ def check_labels(y) -> np.ndarray:
     if y.size and not np.all(np.isfinite(y)):
         raise ValueError("y has NaN or infinite labels")
     labels = np.unique(y)
-    if not np.isin(labels, (-1, 1)).all():
-        shown = ", ".join(str(v) for v in labels[:10]) + (", …" if labels.size > 10 else "")
-        raise ValueError(
-            f"labels must be -1 and +1 (+1 the rare class), got {{{shown}}}; map them first, e.g. with "
-            "jcsol.datasets.binarize(y, positive=...)"
-        )
-    return y.astype(np.int8)
+    if np.isin(labels, (-1, 1)).all():
+        return y.astype(np.int8)
+    if np.isin(labels, (0, 1)).all():
+        return np.where(y == 1, 1, -1).astype(np.int8)
+    shown = ", ".join(str(v) for v in labels[:10]) + (", …" if labels.size > 10 else "")
+    raise ValueError(
+        f"labels must be -1 and +1 (+1 the rare class), or 0 and 1 (read as -1 and +1), got {{{shown}}}; map "
+        "them first, e.g. with jcsol.datasets.binarize(y, positive=...)"
+    )
 
 
 def check_stream(X, y) -> tuple[np.ndarray | SparseRows, np.ndarray]:

@@ -70,10 +70,15 @@ def test_non_binary_labels(stream):
         jcsol.run(jcsol.COG(), X, y, perms=1)
 
 
-def test_zero_one_labels_need_mapping(stream):
+def test_zero_one_labels_are_read_as_signs_and_mixed_encodings_refused(stream):
+    """{0, 1} labels run as 0 → −1, 1 → +1 (the rule of every label check); {−1, 0, 1} is refused."""
     X, y = stream
-    with pytest.raises(ValueError, match="labels must be -1 and"):
-        jcsol.run(jcsol.COG(), X, (y > 0).astype(int), perms=1)
+    as_signs = jcsol.run(jcsol.COG(), X, y, perms=2)
+    as_bits = jcsol.run(jcsol.COG(), X, (y > 0).astype(int), perms=2)
+    np.testing.assert_array_equal(as_bits.counts, as_signs.counts)
+    mixed = np.where(np.arange(len(y)) == 0, 0, y)
+    with pytest.raises(ValueError, match=r"labels must be -1 and \+1.*or 0 and 1.*\{-1, 0, 1\}"):
+        jcsol.run(jcsol.COG(), X, mixed, perms=1)
 
 
 def test_multiclass_file_without_positive(tmp_path):

@@ -626,7 +626,7 @@ def test_bad_input_is_refused_before_any_work(stream):
     with pytest.raises(ValueError, match="rows but y has"):
         live.learn(X[:3], y[:2])
     with pytest.raises(ValueError, match="labels must be -1 and \\+1"):
-        live.learn(X[:3], [0, 1, 1])
+        live.learn(X[:3], [0, 1, 2])
     with pytest.raises(TypeError, match="learn\\(X, y\\) or learn\\(ids=ids, y=y\\)"):
         live.learn(X[:3], y[:3], ids=[1, 2, 3])
     with pytest.raises(TypeError, match="needs an encoder"):

@@ -30,7 +30,8 @@ def test_table_bolds_the_best_mean_of_each_column(runs):
     worst_line = next(l for l in lines if l.startswith(worst))
     assert f"*{sums[best]:.3f} ± " in best_line and f"*{sums[worst]:.3f}" not in worst_line
     md = jcsol.table(runs, fmt="markdown")
-    assert md.count("**") == 2 * 3 and f"**{sums[best]:.3f} ±" in md  # one bold cell per measure column
+    columns = jcsol.report.default_measures(runs["COG-I"])  # sum, sensitivity, specificity, precision, alerts/catch
+    assert md.count("**") == 2 * len(columns) == 2 * 5 and f"**{sums[best]:.3f} ±" in md  # one bold cell a column
     plain = jcsol.table(runs, bold=False)
     assert "*" not in plain
 
@@ -53,7 +54,7 @@ def test_latex_table_escapes_and_bolds(runs):
     tex = jcsol.table(runs, fmt="latex")
     assert tex.startswith(r"\begin{table}") and r"\end{tabular}" in tex
     assert r"sum (\%)" in tex and r"$\pm$" in tex and "±" not in tex
-    assert tex.count(r"\textbf{") == 3
+    assert tex.count(r"\textbf{") == len(jcsol.report.default_measures(runs["COG-I"])) == 5
     assert tex.count(r"\\") == 1 + len(runs)  # header + rows
     with pytest.raises(ValueError, match="fmt"):
         jcsol.table(runs, fmt="html")

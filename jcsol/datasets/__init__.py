@@ -31,11 +31,12 @@ from numpy.typing import DTypeLike
 
 from ..stream import SparseRows, check_features, check_fits
 from . import synthetic
-from .libsvm import check_n_features, iter_libsvm_blocks, read_libsvm
+from .libsvm import add_bias, check_n_features, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
 
 __all__ = [
     "load",
+    "add_bias",
     "data_dir",
     "read_libsvm",
     "iter_libsvm_blocks",
@@ -129,8 +130,11 @@ def _read_bytes(name_or_path: str | os.PathLike) -> tuple[bytes, int | None]:
     if key in SHIPPED:
         return _shipped_bytes(key), SHIPPED[key].n_features
     if not os.path.exists(key):
+        from .fetch import REGISTRY  # imported at the package's end
+
+        hint = f"; jcsol.datasets.fetch({key!r}) downloads and loads it" if key in REGISTRY else ""
         raise FileNotFoundError(
-            f"no dataset {key!r}: not a shipped set ({', '.join(sorted(SHIPPED))}) and no such file"
+            f"no dataset {key!r}: not a shipped set ({', '.join(sorted(SHIPPED))}) and no such file{hint}"
         )
     if os.path.isdir(key):
         raise IsADirectoryError(f"{key} is a directory, not a LIBSVM file (a row store opens with RowStore({key!r}))")
@@ -222,6 +226,7 @@ def load(
     *,
     positive: Any = ...,
     normalize: bool = ...,
+    bias: bool = ...,
     sparse: Literal[False] = ...,
     n_features: int | None = ...,
     dtype: DTypeLike = ...,
@@ -232,6 +237,7 @@ def load(
     *,
     positive: Any = ...,
     normalize: bool = ...,
+    bias: bool = ...,
     sparse: Literal[True],
     n_features: int | None = ...,
     dtype: DTypeLike = ...,
@@ -242,6 +248,7 @@ def load(
     *,
     positive: Any = ...,
     normalize: bool = ...,
+    bias: bool = ...,
     sparse: bool,
     n_features: int | None = ...,
     dtype: DTypeLike = ...,
@@ -251,6 +258,7 @@ def load(
     *,
     positive: Any = None,
     normalize: bool = True,
+    bias: bool = False,
     sparse: bool = False,
     n_features: int | None = None,
     dtype: DTypeLike = np.float32,
@@ -262,6 +270,8 @@ def load(
             or a path.
         positive: the label (or labels) mapped to +1 against the rest; needed for multiclass sets.
         normalize: divide each row by its L2 norm (the papers' setting).
+        bias: append a constant feature 1 after the normalisation (:func:`jcsol.datasets.add_bias`): column ``d`` of
+            ``d + 1``, the learnt offset of rows with no non-zero feature (which otherwise score 0, predicted +1).
         sparse: return :class:`SparseRows` instead of a dense array.
         n_features: the dimension, when a file's largest index is below it (e.g. a test split).
         dtype: float dtype of the features.
@@ -273,7 +283,7 @@ def load(
         raise TypeError(f"name_or_path must be a dataset name or a path, got {type(name_or_path).__name__}")
     if n_features is not None:
         check_n_features(n_features)
-    check_options(normalize=normalize, sparse=sparse)
+    check_options(normalize=normalize, bias=bias, sparse=sparse)
     dtype = check_float_dtype(dtype)
     raw, shipped_d = _read_bytes(name_or_path)
     rows, labels = read_libsvm(
@@ -285,6 +295,8 @@ def load(
         rows = l2_normalize(rows)
     check_fits(rows.values, dtype)
     rows = rows._replace(values=rows.values.astype(dtype))
+    if bias:
+        rows = add_bias(rows)
     return (rows if sparse else rows.todense()), y
 
 

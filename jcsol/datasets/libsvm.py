@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..stream import SparseRows
+from ..stream import SparseRows, is_scipy_sparse
 
 #: The largest feature index a file may hold (1-based): indices are stored as int32.
 MAX_INDEX = 2**31 - 1
@@ -125,6 +125,46 @@ def read_libsvm(
         row = int(rows[np.argmax(pairs[:, 0])])
         raise ValueError(f"{source}, line {line_of[row]}: feature index {max_index} exceeds n_features={n_features}")
     return SparseRows(indices, values, int(n_features)), labels
+
+
+def add_bias(X):
+    """The rows with a constant feature 1 appended: the offset (bias) term of a linear model as one more weight.
+
+    jcsol's learners have no bias: a row without any non-zero feature scores exactly ``w·x = 0`` and is
+    predicted ``+1`` (``f >= 0``), whatever was learnt. The constant feature gives every row, empty or not, the
+    learnt offset, as LIBLINEAR's ``-B 1`` does (Fan, Chang, Hsieh, Wang, Lin, *LIBLINEAR: A Library for Large
+    Linear Classification*, JMLR 2008). Apply it after any normalisation, as :func:`jcsol.datasets.load` and
+    :class:`jcsol.TableEncoder` do with ``bias=True``: each row keeps its own norm beside the constant (a unit row
+    has norm √2 with it, an empty row norm 1).
+
+    Where the constant goes, ``d`` being the rows' dimension:
+
+    * a dense ``(T, d)`` array: a last column, ``(T, d + 1)``, of the array's float dtype (float64 for an
+      integer array);
+    * :class:`jcsol.SparseRows` (or a SciPy sparse matrix or array, taken as ``SparseRows.from_scipy``): column
+      ``d``, as one more entry at the end of every row, ``n_features = d + 1``.
+    """
+    if is_scipy_sparse(X):
+        X = SparseRows.from_scipy(X)
+    if isinstance(X, SparseRows):
+        if X.n_features >= MAX_INDEX:
+            raise ValueError(f"add_bias: rows of {X.n_features} features leave no int32 column for the constant")
+        indices, values = np.asarray(X.indices), np.asarray(X.values)
+        n = indices.shape[0]
+        column = np.full((n, 1), X.n_features, dtype=np.result_type(indices.dtype, np.int32))
+        return SparseRows(
+            np.concatenate([indices, column], axis=1),
+            np.concatenate([values, np.ones((n, 1), values.dtype)], axis=1),
+            int(X.n_features) + 1,
+        )
+    X = np.asarray(X)
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise TypeError(
+            "add_bias takes a dense (T, d) array of numbers, jcsol.SparseRows or a SciPy sparse matrix, not "
+            f"{X.dtype} of shape {X.shape}"
+        )
+    dtype = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
+    return np.concatenate([X.astype(dtype, copy=False), np.ones((X.shape[0], 1), dtype)], axis=1)
 
 
 def check_n_features(n_features) -> int:

@@ -10,8 +10,8 @@ configuration made before learning from it. The board keeps, per configuration,
 * ``recent``: the same counts discounted by a forgetting factor ``γ`` at every event
   (``recent ← γ·recent + e_t``), for drifting streams; with ``γ = 1`` they are ``counts`` itself, and FTL
   measures the exact integer counts (float counts would stop growing at 2**24 events of one cell);
-* the last ``window`` pre-update scores and labels (a ring buffer), from which the leaderboard's AUC is
-  computed exactly over that sliding window.
+* the last ``window`` pre-update scores and labels (a ring buffer), from which the leaderboard's AUC and
+  average precision are computed exactly over that sliding window.
 
 Two rules choose the served configuration, updated after every event:
 
@@ -31,14 +31,16 @@ The served stream's own confusion counts (what the users of the scores saw) are 
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..metrics import FN, FP, TN, TP, auc
+from ..metrics import FN, FP, TN, TP, auc, average_precision
 from ..objective import Cost, Objective
+from ..xla_cpu import compile_options
 
 RULES = ("ftl", "hedge")
 
@@ -279,11 +281,19 @@ def _running(
     return each if every else last
 
 
-@jax.jit
+@functools.partial(jax.jit, compiler_options=compile_options())
 def window_auc(board: Board) -> jax.Array:
     """Each configuration's AUC over the filled slots of the window, ties ½ (NaN while a class is missing)."""
     labels = board.window_labels
     return jax.vmap(lambda s: auc(s, labels, labels != 0))(board.window_scores)
+
+
+@functools.partial(jax.jit, compiler_options=compile_options())
+def window_average_precision(board: Board) -> jax.Array:
+    """Each configuration's average precision (:func:`jcsol.metrics.average_precision`) over the filled slots of
+    the window (NaN while no positive is in it)."""
+    labels = board.window_labels
+    return jax.vmap(lambda s: average_precision(s, labels, labels != 0))(board.window_scores)
 
 
 def replay(objective: Objective, scores, y, selection: Selection, *, batch: int = 16384) -> Board:
@@ -297,7 +307,7 @@ def replay(objective: Objective, scores, y, selection: Selection, *, batch: int 
     def advance(board, s, t):
         return halve_when_full((), advance_board(board, flat, s, t, None, selection))[1]
 
-    step = jax.jit(advance, donate_argnums=0)
+    step = jax.jit(advance, donate_argnums=0, compiler_options=compile_options())
     for a in range(0, len(y), batch):
         board = step(board, scores[a : a + batch], np.asarray(y[a : a + batch], scores.dtype))
     return board

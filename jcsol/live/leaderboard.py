@@ -6,18 +6,21 @@ import dataclasses
 
 import numpy as np
 
+from .. import metrics
+
 
 @dataclasses.dataclass(frozen=True)
 class Leaderboard:
     """Progressive measures of every configuration (flat grid order) and of the served stream.
 
     Each configuration's measures count its own pre-update prediction of every labelled event (the prediction
-    made when the event arrived, for events predicted with ids). ``sum``, ``sensitivity``, ``specificity`` and
-    ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the exact counts since the start (halved, with the cost,
-    once 2**30 events are counted, and every 2**29 after: :mod:`jcsol.live.board`; ``events`` is exact);
-    ``recent_sum`` and ``recent_cost`` from the counts discounted by the forgetting factor; ``auc`` is exact
-    over the last ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which
-    does not keep them).
+    made when the event arrived, for events predicted with ids). ``sum``, ``sensitivity``, ``specificity``,
+    ``precision``, ``f1``, ``alerts_per_catch`` and ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the
+    exact counts since the start (halved, with the cost, once 2**30 events are counted, and every 2**29 after:
+    :mod:`jcsol.live.board`; ``events`` is exact); ``recent_sum`` and ``recent_cost`` from the counts
+    discounted by the forgetting factor; ``auc`` and ``average_precision`` are exact over the last
+    ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which does not keep
+    them). Precision is 0 and alerts per catch infinite while nothing is caught (``docs/measures.md``).
     """
 
     params: dict[str, np.ndarray]
@@ -29,6 +32,7 @@ class Leaderboard:
     recent_sum: np.ndarray
     recent_cost: np.ndarray
     auc: np.ndarray
+    average_precision: np.ndarray
     weights: np.ndarray
     served: int
     rule: str
@@ -39,7 +43,25 @@ class Leaderboard:
     pending: int
     evicted: int
 
-    COLUMNS = ("sum", "sensitivity", "specificity", "cost", "recent_sum", "recent_cost", "auc", "weights")
+    COLUMNS = (
+        "sum",
+        "sensitivity",
+        "specificity",
+        "precision",
+        "f1",
+        "alerts_per_catch",
+        "cost",
+        "recent_sum",
+        "recent_cost",
+        "auc",
+        "average_precision",
+        "weights",
+    )
+    HEADERS = {"alerts_per_catch": "alerts/catch", "average_precision": "AP"}  # the text table's, 13 wide
+
+    precision = property(lambda self: metrics.precision(self.counts))
+    f1 = property(lambda self: metrics.f1(self.counts))
+    alerts_per_catch = property(lambda self: metrics.alerts_per_catch(self.counts))
 
     def to_pandas(self):
         """One row per configuration: its hyperparameters, measures, and whether it is served."""
@@ -51,16 +73,18 @@ class Leaderboard:
 
     def table(self) -> str:
         """A text table, the served configuration marked ``*``."""
-        names = list(self.params) + list(self.COLUMNS)
-        lines = ["  " + "".join(f"{n:>12}" for n in names)]
+        names = list(self.params) + [self.HEADERS.get(c, c) for c in self.COLUMNS]
+        lines = ["  " + "".join(f"{n:>13}" for n in names)]
         for g in range(len(self.sum)):
             values = [self.params[k][g] for k in self.params] + [getattr(self, c)[g] for c in self.COLUMNS]
             lines.append(
                 ("* " if g == self.served else "  ")
-                + "".join(f"{v:>12}" if isinstance(v, str) else f"{v:>12.4g}" for v in values)
+                + "".join(f"{v:>13}" if isinstance(v, str) else f"{v:>13.4g}" for v in values)
             )
+        served = self.served_counts
         lines.append(
-            f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}; "
+            f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}, "
+            f"precision {metrics.precision(served):.4f}, {metrics.alerts_per_catch(served):.4g} alerts per catch; "
             f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted"
         )
         return "\n".join(lines)

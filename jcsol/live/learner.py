@@ -62,7 +62,18 @@ from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_fits, check_labels, is_scipy_sparse
 from ..watchdog import resolve_timeout
-from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score, window_auc
+from ..xla_cpu import compile_options
+from .board import (
+    Board,
+    Selection,
+    advance_board,
+    choice,
+    halve_when_full,
+    init_board,
+    served_score,
+    window_auc,
+    window_average_precision,
+)
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores, working_labels
@@ -93,7 +104,8 @@ class Live:
             with ``forgetting=0.999`` FTL did best on the drifting stream).
         forgetting: ``γ`` in (0, 1]: the recent measures and Hedge's weights discount the past by ``γ`` per
             event (1: no forgetting).
-        auc_window: the leaderboard's AUC is exact over each configuration's last ``auc_window`` events.
+        auc_window: the leaderboard's AUC and average precision are exact over each configuration's last
+            ``auc_window`` events.
         encoder: a table encoder (:class:`jcsol.features.TableEncoder`): tables (data frames, records) are
             then accepted wherever rows are, and the encoder is saved with the learner.
         n_features: ``d``; by default the encoder's, or the first batch's.
@@ -354,6 +366,7 @@ class Live:
             recent_sum=weighted_sum(board.recent, alpha_p),
             recent_cost=weighted_cost(board.recent, c_p),
             auc=np.asarray(window_auc(self.board), np.float64),
+            average_precision=np.asarray(window_average_precision(self.board), np.float64),
             weights=weights / weights.sum(),
             served=self.served,
             rule=self.selection.rule,
@@ -524,7 +537,8 @@ class Live:
             init = _compiled(
                 ("init", _signature((flat, keys)), d, str(self.dtype), size),
                 lambda size=size, flat=flat: jax.jit(
-                    functools.partial(_init_impl, n_grid=size, n_curve=0, d=d, dtype=self.dtype)
+                    functools.partial(_init_impl, n_grid=size, n_curve=0, d=d, dtype=self.dtype),
+                    compiler_options=compile_options(),
                 ).lower(flat, keys),
             )
             carry.append(init(flat, keys))
@@ -652,11 +666,11 @@ def _learn(
     buffers: tuple, learners: tuple, objective, rows, y, arrival, served, length, *, layout, d, selection, sizes
 ):
     """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
-    carries, board = _unpack(buffers, layout=layout)
+    carries, board = _unpacked(buffers, layout=layout)
     carries, board, scores = _learn_impl(
         carries, board, learners, objective, rows, y, arrival, served, length, d=d, selection=selection, sizes=sizes
     )
-    return _pack((carries, board), layout=layout), scores
+    return _packed((carries, board), layout=layout), scores
 
 
 def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid, sizes):
@@ -671,7 +685,7 @@ def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid
 
 
 def _predict(buffers: tuple, learners: tuple, rows, grid, *, layout, d, rule, sizes):
-    carries, board = _unpack(buffers, layout=layout)
+    carries, board = _unpacked(buffers, layout=layout)
     return _predict_impl(_states(carries), choice(board, rule), learners, rows, d=d, rule=rule, grid=grid, sizes=sizes)
 
 
@@ -704,11 +718,13 @@ def _calls(layout: _Layout, device, d: int, selection: Selection, sizes: tuple, 
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 7),
         out_shardings=(formats, None),
+        compiler_options=compile_options(),
     )
     predict = jax.jit(
         functools.partial(_predict, layout=layout, d=d, rule=selection.rule, sizes=sizes),
         static_argnums=3,
         in_shardings=(formats, None, None),
+        compiler_options=compile_options(),
     )
     return _Calls(learn, predict, formats)
 
@@ -752,8 +768,8 @@ class _Layout(NamedTuple):
         return cls(treedef, tuple(slots), tuple(None if b is None else tuple(b) for b in buffers), tuple(own_vectors))
 
 
-@functools.partial(jax.jit, static_argnames="layout")
-def _pack(tree, *, layout: _Layout) -> tuple:
+def _packed(tree, *, layout: _Layout) -> tuple:
+    """The buffers of ``tree`` laid out by ``layout``."""
     leaves = jax.tree.leaves(tree)
     parts: list[list] = [[] for _ in layout.buffers]
     for leaf, (at, _, _) in zip(leaves, layout.slots):
@@ -761,14 +777,19 @@ def _pack(tree, *, layout: _Layout) -> tuple:
     return tuple(p[0] if b is None else jnp.concatenate(p) for p, b in zip(parts, layout.buffers))
 
 
-@functools.partial(jax.jit, static_argnames=("layout", "keep"))
-def _unpack(buffers: tuple, *, layout: _Layout, keep: tuple[bool, ...] | None = None):
+def _unpacked(buffers: tuple, *, layout: _Layout, keep: tuple[bool, ...] | None = None):
     """``(carries, board)`` of the held buffers; with ``keep`` (a flag per leaf), the leaves not kept are ``None``
     and the buffers that hold none of the kept ones go unread (an argument a jitted function does not use is not
     passed): reading the board or the counts copies no state vector out of its layout."""
     kept = (True,) * len(layout.slots) if keep is None else keep
     leaves = [_leaf(buffers, layout, slot) if k else None for slot, k in zip(layout.slots, kept, strict=True)]
     return jax.tree.unflatten(layout.treedef, leaves)
+
+
+# called on the held buffers; the compiled calls unpack and pack inside their own programs (a jitted function
+# with compiler options cannot be called inside another)
+_pack = jax.jit(_packed, static_argnames="layout", compiler_options=compile_options())
+_unpack = jax.jit(_unpacked, static_argnames=("layout", "keep"), compiler_options=compile_options())
 
 
 def _leaf(buffers: tuple, layout: _Layout, slot: tuple[int, int, tuple[int, ...]]):

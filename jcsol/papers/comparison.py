@@ -94,6 +94,6 @@ def comparison_table(
         means = np.array([rows[i].mean for i in idx])
         if np.all(np.isnan(means)):
             continue
-        best = np.nanmax(means) if metrics.HIGHER_IS_BETTER[metrics.check_measure(measure)] else np.nanmin(means)
+        best = np.nanmax(means) if metrics.higher_is_better(measure) else np.nanmin(means)
         marked |= {(i, 4) for i, m in zip(idx, means) if m == best}
     return render(header, cells, fmt, marked, caption)

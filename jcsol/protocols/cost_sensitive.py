@@ -124,8 +124,8 @@ def _numpy_rng(key) -> np.random.Generator:
 
 
 def _argbest(values: np.ndarray, measure: str, axis=None):
-    """Index of the best (nan-aware) mean: highest, or lowest for *cost*."""
-    signed = values if metrics.HIGHER_IS_BETTER[measure] else -values
+    """Index of the best (nan-aware) mean: highest, or lowest for the costs and alerts per catch."""
+    signed = values if metrics.higher_is_better(measure) else -values
     signed = np.where(np.isnan(signed), -np.inf, signed)
     return np.argmax(signed, axis=axis)
 

@@ -3,7 +3,8 @@
 A run is one grid point × one permutation. Its record::
 
     {"learner": "ACOG-I", "eta": 0.01, "alpha_p": 0.5, "permutation": 3, "tp": 211, "fn": 89, "fp": 201,
-     "tn": 499, "sum": 0.709, ..., "cost": 100.2, "example_cost": 100.2, "time_per_run": 0.004}
+     "tn": 499, "sum": 0.709, ..., "cost": 100.2, "example_cost": 100.2, "precision": 0.512, "f1": 0.593,
+     "alerts_per_catch": 1.953, "time_per_run": 0.004}
 
 with one column per hyperparameter of the learner *and* of the objective (the grid's axes and the fixed values
 alike, as :attr:`jcsol.Result.params` gives them), so that ``to_pandas(res).groupby("eta")["sum"].mean()`` is
@@ -56,8 +57,13 @@ def _result_of(obj: Any) -> Result | None:
     return inner if isinstance(inner, Result) else None
 
 
-def _measure_names(measures: Iterable[str] | None) -> tuple[str, ...]:
-    names = metrics.MEASURES if measures is None else tuple(measures)
+def _measure_names(measures: Iterable[str] | None, results: Mapping[str, Result]) -> tuple[str, ...]:
+    """The measures asked for, checked; by default :data:`jcsol.metrics.MEASURES`, with the measures of
+    :data:`jcsol.metrics.SCORE_MEASURES` when every result recorded its scores and labels."""
+    if measures is None:
+        scored = all(res.scores is not None and res.labels is not None for res in results.values())
+        return metrics.MEASURES + (metrics.SCORE_MEASURES if scored and results else ())
+    names = tuple(measures)
     for name in names:
         metrics.check_measure(name)
     return names
@@ -77,7 +83,8 @@ def records(results: Mapping[str, Any] | Any, measures: Iterable[str] | None = N
     Args:
         results: a :class:`jcsol.Result` (or :class:`jcsol.Best`, or protocol outcome), or such objects by name
             (the record's ``learner``; a single result is named by its learner).
-        measures: names from :data:`jcsol.metrics.MEASURES` (default: all of them).
+        measures: measure names (:func:`jcsol.metrics.check_measure`); by default all of
+            :data:`jcsol.metrics.MEASURES`, and ``average_precision`` when every result recorded its scores.
 
     Keys: ``learner``; every hyperparameter of every result's learner and objective (floats, ``None`` where a
     result has no such hyperparameter, so that all records have the same keys); ``permutation`` (the run's
@@ -85,8 +92,8 @@ def records(results: Mapping[str, Any] | Any, measures: Iterable[str] | None = N
     NaN where undefined, e.g. sensitivity of a run without positives); ``time_per_run``. Records are ordered by
     result, grid point (C order), then permutation.
     """
-    names = _measure_names(measures)
     results = as_results(results)
+    names = _measure_names(measures, results)
     columns: list[str] = []
     for res in results.values():
         columns += [k for k in res.params if k not in columns]
@@ -120,7 +127,7 @@ def to_pandas(results: Mapping[str, Any] | Any, measures: Iterable[str] | None =
     Raises:
         ImportError: pandas is not installed (``pip install jcsol[pandas]``).
     """
-    names = _measure_names(measures)
+    names = _measure_names(measures, as_results(results))
     try:
         import pandas as pd
     except ImportError as err:  # pragma: no cover - depends on the environment

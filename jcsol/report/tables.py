@@ -13,7 +13,7 @@ from ..objective import Cost
 from ..result import Result
 from .records import as_results, measure_values
 
-__all__ = ["table", "render", "mean_std", "default_measures", "FORMATS"]
+__all__ = ["table", "render", "mean_std", "default_measures", "title", "FORMATS"]
 
 TITLES = {
     "sum": "sum (%)",
@@ -23,14 +23,26 @@ TITLES = {
     "balanced_accuracy": "balanced acc. (%)",
     "cost": "cost",
     "example_cost": "example cost",
+    "precision": "precision (%)",
+    "f1": "F1 (%)",
+    "alerts_per_catch": "alerts/catch",
+    "average_precision": "AP (%)",
 }
 FORMATS = ("text", "markdown", "latex")
 
 
+def title(measure: str) -> str:
+    """A measure's column title: ``sum (%)``, ``alerts/catch``, ``precision top 1% (%)``…"""
+    budget = metrics.review_budget(metrics.check_measure(measure))
+    return TITLES[measure] if budget is None else f"precision top {float(budget):g}% (%)"
+
+
 def mean_std(values: np.ndarray, scale: float = 1.0) -> str:
-    """``mean ± std`` over the last axis (the sample std, as MATLAB's ``std``, the papers' tool)."""
+    """``mean ± std`` over the last axis (the sample std, as MATLAB's ``std``, the papers' tool); ``inf ± nan``
+    when a value is infinite (alerts per catch of a run that caught nothing)."""
     values = np.asarray(values, np.float64) * scale
-    std = values.std(ddof=1) if values.size > 1 else 0.0
+    with np.errstate(invalid="ignore"):
+        std = values.std(ddof=1) if values.size > 1 else 0.0
     return f"{values.mean():.3f} ± {std:.3f}"
 
 
@@ -39,8 +51,16 @@ def _param_text(params: dict[str, float]) -> str:
 
 
 def default_measures(result: Result) -> tuple[str, ...]:
-    """The papers' columns: *sum* or *cost* (by the objective), then sensitivity and specificity."""
-    return (("cost" if isinstance(result.objective, Cost) else "sum"), "sensitivity", "specificity")
+    """The papers' columns, *sum* or *cost* (by the objective), sensitivity and specificity, then what a team
+    that reviews the alerts reads: precision and alerts per catch (on a rare-positive stream, a learner with
+    the best *sum* may raise ten times as many alerts per positive caught as the next one)."""
+    return (
+        ("cost" if isinstance(result.objective, Cost) else "sum"),
+        "sensitivity",
+        "specificity",
+        "precision",
+        "alerts_per_catch",
+    )
 
 
 def _shown_params(result: Result) -> dict[str, np.ndarray]:
@@ -109,11 +129,13 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
     Args:
         results: a :class:`jcsol.Result` (or :class:`jcsol.Best`, or protocol outcome), or such objects by row
             name (a learner's name, say).
-        measures: the measures to show, from :data:`jcsol.metrics.MEASURES`; by default the papers' columns
-            for the first result's objective (see :func:`default_measures`).
+        measures: the measures to show (:func:`jcsol.metrics.check_measure`: :data:`jcsol.metrics.MEASURES`,
+            ``average_precision`` and ``precision_at_K%`` of results that recorded their scores); by default the
+            papers' columns for the first result's objective, with precision and alerts per catch (see
+            :func:`default_measures`).
         fmt: ``"text"`` (aligned columns), ``"markdown"`` or ``"latex"``.
-        bold: emphasise the best mean of each measure column (highest; lowest for the costs) when the table has
-            several rows, as the papers do.
+        bold: emphasise the best mean of each measure column (highest; lowest for the costs and alerts per
+            catch) when the table has several rows, as the papers do.
     """
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -123,7 +145,7 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
     measures = tuple(measures or default_measures(next(iter(results.values()))))
     for m in measures:
         metrics.check_measure(m)
-    header = ["learner", "hyperparameters", *(TITLES[m] for m in measures), "time/run (s)"]
+    header = ["learner", "hyperparameters", *(title(m) for m in measures), "time/run (s)"]
     rows, means = [], []
     for name, res in results.items():
         params = _shown_params(res)
@@ -133,7 +155,7 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
             cells = [name, _param_text(point)]
             row_means = []
             for m in measures:
-                cells.append(mean_std(values[m][index], 100.0 if m in metrics.RATES else 1.0))
+                cells.append(mean_std(values[m][index], 100.0 if metrics.in_percent(m) else 1.0))
                 row_means.append(float(np.mean(values[m][index])))
             cells.append(f"{res.time_per_run:.2e}")
             rows.append(cells)
@@ -145,6 +167,8 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
             col = arr[:, j]
             if np.all(np.isnan(col)):
                 continue
-            best = np.nanmax(col) if metrics.HIGHER_IS_BETTER[m] else np.nanmin(col)
+            best = np.nanmax(col) if metrics.higher_is_better(m) else np.nanmin(col)
+            if not np.isfinite(best):  # every run of every row caught nothing: no best
+                continue
             marked |= {(int(i), 2 + j) for i in np.flatnonzero(np.isclose(col, best, rtol=0, atol=5e-7))}
     return render(header, rows, fmt, marked)
