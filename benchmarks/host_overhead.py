@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import sys
 import time
 from pathlib import Path
 
@@ -23,7 +24,8 @@ import numpy as np
 
 import jcsol
 
-DATA = Path(__file__).resolve().parent / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benchmarks' shared readers
+from gpu_window import DATA, a9a
 
 
 def main() -> None:
@@ -32,9 +34,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="print the host calls that cost most, per learner")
     args = parser.parse_args()
-    X1, y1 = jcsol.datasets.load(args.data_dir / "a9a.gz", n_features=123)
-    X2, y2 = jcsol.datasets.load(args.data_dir / "a9a.t.gz", n_features=123)
-    X, y = np.concatenate([X1, X2]), np.concatenate([y1, y2])
+    X, y = a9a(args.data_dir, None)  # train and test parts, as the device window reads them
     print(f"a9a: {X.shape[0]} × {X.shape[1]}, 20 permutations, 11 η, on {len(jax.devices())} device(s)")
     print(f"{'learner':<14}{'wall s':>9}{'run s':>9}{'host s':>9}{'host share':>12}")
     for name in ("COG-I", "ACOG-I-diag"):
