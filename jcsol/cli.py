@@ -118,10 +118,11 @@ def _measure_list(text: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__  # the distribution's version too (pyproject.toml reads it from there)
     from .papers import TABLES
 
     parser = _Parser(prog="jcsol", description="Cost-sensitive online classification on JAX.")
-    parser.add_argument("--version", action="version", version=f"jcsol {_version()}")
+    parser.add_argument("--version", action="version", version=f"jcsol {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run learners over permutations of a dataset and print the table")
     run.add_argument(
@@ -708,19 +709,6 @@ def _reproduce(args: argparse.Namespace) -> str:
         )
         out.append(f"wrote {len(records)} rows to {args.json}")
     return "\n".join(out)
-
-
-def _version() -> str:
-    """The installed distribution's version (``importlib.metadata``); the package's own when run from a tree
-    that is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("jcsol")
-    except PackageNotFoundError:
-        from . import __version__
-
-        return __version__
 
 
 def _learners(args: argparse.Namespace) -> str:

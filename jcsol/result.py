@@ -19,7 +19,7 @@ from . import metrics
 from .base import Learner
 from .metrics import FN, FP, TN, TP
 from .objective import Cost
-from .stream import SparseRows, check_features, check_fits, dense_features, is_scipy_sparse
+from .stream import SparseRows, check_fits, dense_features, held_out_rows, is_scipy_sparse
 from .xla_cpu import compile_options
 
 
@@ -243,22 +243,11 @@ class Result:
 
     def _score_sparse(self, X, dtype) -> np.ndarray:
         """:meth:`score` of sparse rows under linear models: ``X @ w`` of every run, O(nnz) per run."""
-        import scipy.sparse
-
-        rows = check_features(X, columns_once=False)
+        rows = held_out_rows(X, self.n_features)
         assert isinstance(rows, SparseRows)
-        if self.n_features is not None and rows.shape[1] != self.n_features:
-            raise ValueError(f"X has {rows.shape[1]} features; the models learnt from rows of {self.n_features}")
         check_fits(np.asarray(rows.values), dtype)
-        n, width = np.shape(rows.indices)
-        matrix = scipy.sparse.csr_matrix(
-            (
-                np.asarray(rows.values, dtype).ravel(),
-                np.asarray(rows.indices).ravel(),
-                np.arange(0, n * width + 1, width),
-            ),
-            shape=rows.shape,
-        )
+        n = rows.shape[0]
+        matrix = SparseRows(rows.indices, np.asarray(rows.values, dtype), rows.n_features).to_scipy()
         weights = np.asarray(self.learner.weights(self.states))  # grid_shape + (P, d)
         scores = matrix @ weights.reshape(-1, weights.shape[-1]).T  # (n, runs)
         return np.ascontiguousarray(scores.T).reshape(weights.shape[:-1] + (n,)).astype(dtype, copy=False)

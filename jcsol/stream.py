@@ -93,6 +93,17 @@ class SparseRows(_SparseRowsFields):
         indices[rows, slots], values[rows, slots] = csr.indices, csr.data
         return cls(indices, values, int(d))
 
+    def to_scipy(self):
+        """The rows as a SciPy CSR matrix, the padding's zeros stored (the inverse of :meth:`from_scipy` up to
+        them): a product with dense weights then costs O(nnz)."""
+        import scipy.sparse
+
+        n, width = np.shape(self.indices)
+        row_starts = np.arange(0, n * width + 1, width)
+        return scipy.sparse.csr_matrix(
+            (np.asarray(self.values).ravel(), np.asarray(self.indices).ravel(), row_starts), shape=self.shape
+        )
+
     def todense(self) -> np.ndarray:
         out = np.zeros(self.shape, self.values.dtype)
         rows = np.repeat(np.arange(self.shape[0]), self.indices.shape[1])
@@ -227,13 +238,19 @@ def check_fits(values: np.ndarray, dtype, what: str = "X", first_row: int = 0) -
         )
 
 
-def dense_features(X, dtype, n_features: int | None = None) -> np.ndarray:
-    """Rows to score, as dense ``dtype`` rows: an array, :class:`SparseRows` or a SciPy sparse matrix, checked as
-    a run's rows are (no NaN or infinite value, none beyond ``dtype``; a column named twice in a sparse row adds
-    its entries, as a score does), of ``n_features`` columns when given (the models' dimension)."""
+def held_out_rows(X, n_features: int | None = None) -> np.ndarray | SparseRows:
+    """Rows to score: an array, :class:`SparseRows` or a SciPy sparse matrix (as :class:`SparseRows`), checked as a
+    run's rows are (no NaN or infinite value; a column named twice in a sparse row adds its entries, as a score
+    does), of ``n_features`` columns when given (the models' dimension)."""
     X = check_features(X, columns_once=False)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features; the models learnt from rows of {n_features}")
+    return X
+
+
+def dense_features(X, dtype, n_features: int | None = None) -> np.ndarray:
+    """:func:`held_out_rows` as dense ``dtype`` rows, none beyond ``dtype``."""
+    X = held_out_rows(X, n_features)
     X = X.todense() if isinstance(X, SparseRows) else X
     check_fits(X, dtype)
     return X.astype(dtype, copy=False)

@@ -51,6 +51,19 @@ def grid_values(learner, name: str, default: float) -> np.ndarray:
     raise AssertionError(f"no valid grid around {name}={default}")
 
 
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``jcsol`` with ``argv`` in this process: its exit status (argparse's own actions and refusals included) and
+    what it printed on stdout and stderr."""
+    from jcsol import cli
+
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exit_:
+        rc = exit_.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
 @pytest.fixture
 def forbid_tracing(monkeypatch):
     """Call it to make the rest of the test fail on any new trace (hence compilation) of the engine's

@@ -13,6 +13,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import jcsol
 from jcsol import cli
@@ -28,20 +29,11 @@ def _console_script() -> Path:
     return script
 
 
-def _main(argv, capsys) -> tuple[int, str, str]:
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exit_:  # argparse's own actions (--version) and errors
-        rc = exit_.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 # -- jcsol --version, jcsol learners --------------------------------------------------------------------------
 
 
 def test_version(capsys):
-    rc, out, _ = _main(["--version"], capsys)
+    rc, out, _ = run_cli(["--version"], capsys)
     assert rc == 0 and out == f"jcsol {metadata.version('jcsol')}\n"
     assert metadata.version("jcsol") == jcsol.__version__
     done = subprocess.run([_console_script(), "--version"], capture_output=True, text=True, timeout=120)
@@ -67,7 +59,7 @@ def test_learners_describes_every_registered_variant():
 
 def test_learners_command(capsys):
     infos = jcsol.learners()
-    rc, text, _ = _main(["learners"], capsys)
+    rc, text, _ = run_cli(["learners"], capsys)
     assert rc == 0
     blocks = text.strip().split("\n\n")
     assert len(blocks) == len(infos)
@@ -77,7 +69,7 @@ def test_learners_command(capsys):
         shown = ", ".join(f"{k}={v:g}" for k, v in info.hyperparameters.items()) or "none"
         assert hyper == f"  hyperparameters: {shown}" and paper == f"  paper: {info.paper}"
         assert all(f"{k}={v!r}" in options for k, v in info.options.items())
-    rc, table, _ = _main(["learners", "--format", "markdown"], capsys)
+    rc, table, _ = run_cli(["learners", "--format", "markdown"], capsys)
     rows = table.strip().splitlines()
     assert rc == 0 and rows[0].startswith("| learner | class |") and len(rows) == 2 + len(infos)
     for row, info in zip(rows[2:], infos):
@@ -118,17 +110,17 @@ def test_run_finds_a_papers_dataset_in_the_data_folder(tmp_path, capsys, monkeyp
     train = _write_libsvm(folder / "a9a.gz", 40, 123, seed=1)
     test = _write_libsvm(folder / "a9a.t.gz", 20, 123, seed=2)
     argv = ["run", "--data", "a9a", "--learner", "COG-I", "--perms", "2", "--grid", "eta=1e-1:1e1"]
-    rc, out, err = _main([*argv, "--data-dir", str(folder)], capsys)
+    rc, out, err = run_cli([*argv, "--data-dir", str(folder)], capsys)
     assert rc == 0, err
     positives = int((train > 0).sum() + (test > 0).sum())
     assert out.startswith(f"a9a: 60 examples × 123 features, {positives} positive"), out
     X, y = jcsol.datasets.load_dataset("a9a", folder)  # as jcsol reproduce reads it
     assert X.shape == (60, 123) and int((y > 0).sum()) == positives
     monkeypatch.setenv("JCSOL_DATA", str(folder))  # the same folder by the environment
-    rc, again, err = _main(argv, capsys)
+    rc, again, err = run_cli(argv, capsys)
     assert rc == 0 and again.splitlines()[0] == out.splitlines()[0], err
     # the options of a file are refused for a papers' dataset, read as the papers read it
-    rc, _, err = _main([*argv, "--no-normalize"], capsys)
+    rc, _, err = run_cli([*argv, "--no-normalize"], capsys)
     assert rc == 2 and "--no-normalize" in err and "give its path" in err
 
 
@@ -136,7 +128,7 @@ def test_run_finds_a_file_of_the_data_folder_with_zero_one_labels(tmp_path, caps
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("JCSOL_DATA", str(tmp_path))
     y = _write_libsvm(tmp_path / "mine.gz", 50, 7, labels=(0, 1), seed=3)
-    rc, out, err = _main(["run", "--data", "mine", "--learner", "COG-I", "--perms", "2", "--grid", "eta=1"], capsys)
+    rc, out, err = run_cli(["run", "--data", "mine", "--learner", "COG-I", "--perms", "2", "--grid", "eta=1"], capsys)
     assert rc == 0, err
     assert out.startswith(f"mine: 50 examples × 7 features, {int(y.sum())} positive"), out
 
@@ -145,19 +137,19 @@ def test_run_says_where_it_looked_and_how_to_fetch(tmp_path, capsys, monkeypatch
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JCSOL_DATA", raising=False)
     monkeypatch.setenv("JCSOL_CACHE", str(tmp_path / "cache"))
-    rc, _, err = _main(["run", "--data", "a9a"], capsys)
+    rc, _, err = run_cli(["run", "--data", "a9a"], capsys)
     lines = err.strip().splitlines()
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("jcsol: error: --data: no dataset 'a9a'")
     assert f"no file {tmp_path / 'a9a'}" in err and "no data folder (--data-dir DIR or JCSOL_DATA=DIR)" in err
     assert 'jcsol.datasets.fetch("a9a")' in err and f"--data {tmp_path / 'cache' / 'a9a'}" in err
     empty = tmp_path / "empty"
     empty.mkdir()
-    rc, _, err = _main(["run", "--data", "a9a", "--data-dir", str(empty)], capsys)
+    rc, _, err = run_cli(["run", "--data", "a9a", "--data-dir", str(empty)], capsys)
     assert rc == 2 and f"missing {empty / 'a9a.gz'}, {empty / 'a9a.t.gz'}" in err and "fetch" in err
-    rc, _, err = _main(["run", "--data", "nothing", "--data-dir", str(empty)], capsys)
+    rc, _, err = run_cli(["run", "--data", "nothing", "--data-dir", str(empty)], capsys)
     assert rc == 2 and f"no nothing or nothing.gz in the data folder {empty}" in err and "fetch" not in err
     for name in ("a9a", "german"):  # a --data-dir that is not a folder is refused, needed or not
-        rc, _, err = _main(["run", "--data", name, "--data-dir", str(tmp_path / "absent")], capsys)
+        rc, _, err = run_cli(["run", "--data", name, "--data-dir", str(tmp_path / "absent")], capsys)
         assert rc == 2 and "--data-dir" in err and "no such directory" in err
     with pytest.raises(FileNotFoundError, match=r"jcsol.datasets.fetch\('a9a'\) downloads"):
         jcsol.datasets.load("a9a")

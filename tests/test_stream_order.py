@@ -4,20 +4,11 @@ import json
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import jcsol
-from jcsol import cli
 
 GRID = ["--grid", "eta=1e-1:1e1"]
-
-
-def run_cli(argv, capsys):
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exit_:
-        rc = exit_.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

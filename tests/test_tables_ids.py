@@ -5,9 +5,9 @@ import datetime as dt
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import jcsol
-from jcsol import cli
 from jcsol.datasets import add_bias, l2_normalize
 from jcsol.features import FORMAT_VERSION, ID_MIN_ROWS, TableEncoder, load_table
 
@@ -334,15 +334,6 @@ def test_bias_removes_the_false_alarms_of_empty_rows():
 
 
 # -- the command line --------------------------------------------------------------------------------------------
-
-
-def run_cli(argv, capsys):
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exit_:
-        rc = exit_.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
 
 
 def test_cli_prints_the_columns_and_refuses_ids_and_datetimes(tmp_path, capsys):

@@ -282,18 +282,15 @@ def _running(
 
 
 @functools.partial(jax.jit, compiler_options=compile_options())
-def window_auc(board: Board) -> jax.Array:
-    """Each configuration's AUC over the filled slots of the window, ties ½ (NaN while a class is missing)."""
+def window_measures(board: Board) -> tuple[jax.Array, jax.Array]:
+    """Each configuration's AUC (ties ½; NaN while a class is missing) and average precision
+    (:func:`jcsol.metrics.average_precision`; NaN while no positive is in it) over the filled slots of the
+    window, in one program."""
     labels = board.window_labels
-    return jax.vmap(lambda s: auc(s, labels, labels != 0))(board.window_scores)
-
-
-@functools.partial(jax.jit, compiler_options=compile_options())
-def window_average_precision(board: Board) -> jax.Array:
-    """Each configuration's average precision (:func:`jcsol.metrics.average_precision`) over the filled slots of
-    the window (NaN while no positive is in it)."""
-    labels = board.window_labels
-    return jax.vmap(lambda s: average_precision(s, labels, labels != 0))(board.window_scores)
+    filled = labels != 0
+    auc_of = jax.vmap(lambda s: auc(s, labels, filled))
+    ap_of = jax.vmap(lambda s: average_precision(s, labels, filled))
+    return auc_of(board.window_scores), ap_of(board.window_scores)
 
 
 def replay(objective: Objective, scores, y, selection: Selection, *, batch: int = 16384) -> Board:

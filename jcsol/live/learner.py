@@ -71,8 +71,7 @@ from .board import (
     halve_when_full,
     init_board,
     served_score,
-    window_auc,
-    window_average_precision,
+    window_measures,
 )
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
@@ -350,7 +349,9 @@ class Live:
     def leaderboard(self) -> Leaderboard:
         """Every configuration's progressive measures, and the served stream's."""
         self._require_started()
-        board = jax.tree.map(np.asarray, self.board)
+        on_device = self.board
+        board = jax.tree.map(np.asarray, on_device)
+        window_auc, window_ap = window_measures(on_device)
         alpha_p, c_p = (
             np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,)) for v in self._flat_objective.measure_weights()
         )
@@ -365,8 +366,8 @@ class Live:
             cost=weighted_cost(board.counts, c_p),
             recent_sum=weighted_sum(board.recent, alpha_p),
             recent_cost=weighted_cost(board.recent, c_p),
-            auc=np.asarray(window_auc(self.board), np.float64),
-            average_precision=np.asarray(window_average_precision(self.board), np.float64),
+            auc=np.asarray(window_auc, np.float64),
+            average_precision=np.asarray(window_ap, np.float64),
             weights=weights / weights.sum(),
             served=self.served,
             rule=self.selection.rule,
