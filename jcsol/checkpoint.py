@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from .files import ARCHIVE_ERRORS, atomic_write
+from .files import ARCHIVE_ERRORS, atomic_write, check_writable
 
 FORMAT = 3  # 2: every field under the digest; 3: a run's mistake cost carried with its rounding error
 
@@ -44,17 +44,9 @@ def _digest(meta: dict, leaves: list[np.ndarray]) -> str:
 
 
 def check_checkpoint_path(path: str | os.PathLike) -> str:
-    """``path`` as a string, refusing (before any work) a path where no checkpoint can be written."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"checkpoint must be a file path, got {type(path).__name__}")
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"checkpoint {path} is a directory; give a file path")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(f"checkpoint {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(f"checkpoint {path}: folder {parent} is not writable")
+    """``path`` as a string, refusing (before any work) a path where no checkpoint can be written
+    (:func:`jcsol.files.check_writable`), or a checkpoint there that cannot be read."""
+    path = check_writable(path, "checkpoint")
     if os.path.exists(path) and not os.access(path, os.R_OK):
         raise PermissionError(f"checkpoint {path} exists but is not readable")
     return path

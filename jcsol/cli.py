@@ -36,6 +36,7 @@ import importlib.util
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -335,6 +336,12 @@ def _run(args: argparse.Namespace) -> str:
 
     _use_cores()
     X, y = _load_data(args)
+    if args.objective == "sum" and args.rho == "offline" and len(np.unique(np.asarray(y) > 0)) < 2:
+        which = "negative" if np.all(np.asarray(y) > 0) else "positive"
+        raise UsageError(
+            f"--data: the labels hold no {which} example, so ρ of --rho offline is undefined; give --rho laplace "
+            "or --objective cost"
+        )
     objective = (
         jcsol.Sum(alpha_p=args.alpha_p, rho=args.rho)
         if args.objective == "sum"
@@ -572,8 +579,10 @@ def _order_options(name: str, length: int, file_order: bool, measure: str, weigh
     from . import metrics
 
     def seen(done) -> None:
-        running = np.nanmean(metrics.measure(measure, done.counts, alpha_p=weight, c_p=weight), axis=-1)
-        best = np.nanmax(running) if metrics.higher_is_better(measure) else np.nanmin(running)
+        with warnings.catch_warnings():  # a measure undefined so far (a class not yet seen) prints as nan
+            warnings.simplefilter("ignore", RuntimeWarning)
+            running = np.nanmean(metrics.measure(measure, done.counts, alpha_p=weight, c_p=weight), axis=-1)
+            best = np.nanmax(running) if metrics.higher_is_better(measure) else np.nanmin(running)
         scale, unit = (100.0, " %") if metrics.in_percent(measure) else (1.0, "")
         print(
             f"jcsol: {name}: {done.rounds_done:,} of {length:,} rounds, running {measure} {scale * best:.2f}{unit}"

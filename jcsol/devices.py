@@ -91,3 +91,51 @@ def configure_cpu_devices_on_import() -> None:
             jax.config.update("jax_num_cpu_devices", n)
         except RuntimeError:  # JAX started in a way the check above could not see: keep its devices
             pass
+
+
+#: cgroup files (v2, then v1) holding the memory limit of this process's container, and its usage
+_CGROUP_MEMORY = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # "max": no limit
+
+
+def _host_available() -> int:
+    """Bytes the host can still give this process: the kernel's ``MemAvailable`` (free memory plus the page
+    cache it can drop), less where the process's cgroup (a container's limit, whose excess the OOM killer ends)
+    leaves less; the physical memory where neither can be read."""
+    have = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    have = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    for limit_file, usage_file in _CGROUP_MEMORY:
+        limit, usage = _read_int(limit_file), _read_int(usage_file)
+        if limit is not None and usage is not None and limit < 2**60:
+            have = max(0, limit - usage) if have is None else min(have, max(0, limit - usage))
+    if have is None:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return have
+
+
+def available_memory(device: jax.Device | None = None) -> int:
+    """Bytes free on ``device`` (default: the first local one): an accelerator's allocator limit less what it
+    holds; on the CPU, what the host can still give this process (``MemAvailable``, bounded by the cgroup's
+    limit less its usage), not the total."""
+    device = jax.local_devices()[0] if device is None else device
+    stats = device.memory_stats() if hasattr(device, "memory_stats") else None
+    if stats and "bytes_limit" in stats:
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    return _host_available()

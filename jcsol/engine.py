@@ -39,10 +39,11 @@ from jax.experimental.layout import Format, Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
 from . import kernel
-from .base import Example, Learner, check_hyperparameters
+from .base import Example, Learner, beyond_row_scales, check_hyperparameters
 from .checkpoint import CheckpointError, load_checkpoint, load_share, save_checkpoint, save_share
 from .compiled import CompiledCache
 from .datasets.rowstore import RowStore
+from .devices import available_memory
 from .distributed import Spread, global_devices
 from .grids import check_grid
 from .linalg import SparseVector, densify, in_rounds
@@ -259,7 +260,23 @@ def run(
     blocks = _check_grid_blocks(grid_blocks, math.prod(grid_shape))
     block = -(-math.prod(grid_shape) // blocks)  # grid points per unit
     n_units = n_perm * blocks
-    _check_memory(learner, d, block * _runs_here(n_units), dtype)
+    runs_here = block * _runs_here(n_units)
+    itemsize = dtype.itemsize
+    rows_bytes = (
+        0
+        if store is not None  # one chunk of rows at a time
+        else X.indices.nbytes + X.values.size * itemsize
+        if isinstance(X, SparseRows)
+        else X.size * itemsize
+    )
+    # a run's curve, its chunk's scores (kept for every round with record_scores), counts and keys
+    per_run_bytes = (
+        16 * min(int(curve_points), length)
+        + (2 * length if record_scores else min(length, chunk_size or DEFAULT_CHUNK)) * itemsize
+        + 256
+    )
+    stream_bytes = rows_bytes + 2 * length * itemsize + 16 * n_units * length  # rows, labels, costs, orders
+    _check_memory(learner, d, runs_here, dtype, stream_bytes + runs_here * per_run_bytes)
 
     n_curve = int(curve_points)
     if not 0 <= n_curve <= length:
@@ -437,6 +454,8 @@ def run(
         per_round = np.concatenate([a[:n_units] for a in chunk_scores_seen], axis=-1)[..., :length]
         scores = _grid_major(per_round, grid_shape, n_perm, blocks)
     _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
+    if store is None:
+        _warn_scale(learner, X, dtype)
     return Result(
         learner=learner,
         objective=objective,
@@ -530,6 +549,14 @@ def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
         )
 
 
+def _warn_scale(learner: Learner, X, dtype) -> None:
+    """A ``RuntimeWarning`` when rows are beyond the scales the learner's arithmetic holds on
+    (:func:`jcsol.base.beyond_row_scales`)."""
+    message = beyond_row_scales(learner, X.values if isinstance(X, SparseRows) else X, dtype)
+    if message:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
 def _total_cost(pairs: np.ndarray) -> np.ndarray:
     """The mistake costs of :func:`_add_cost`'s pairs ``(…, 2)``: each sum with what its rounding lost added."""
     return pairs[..., 0] + pairs[..., 1]
@@ -594,8 +621,13 @@ def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
     if isinstance(perms, (int, np.integer)) and not isinstance(perms, bool):
         if perms < 1:
             raise ValueError(f"perms must be >= 1, got {perms}")
+        # the orders, their copies for the devices and the draw's sort keys: 16 bytes a round of a run
+        _require_memory(16 * int(perms) * n, f"perms={perms} runs of {n} rounds need ", "give fewer permutations")
         return _permutations(key, int(perms), n)
-    orders = np.asarray(perms)
+    try:
+        orders = np.asarray(perms)
+    except ValueError:  # NumPy's message for rows of different lengths names no argument
+        raise ValueError("perms: the rows of an array of orders must all have the same length") from None
     if orders.ndim == 1:
         orders = orders[None, :]
     if orders.ndim != 2 or not np.issubdtype(orders.dtype, np.integer):
@@ -648,36 +680,37 @@ def _flatten_grid(learner: Learner, objective: Objective, dtype) -> tuple[tuple[
     return grid_shape, *jax.tree.unflatten(treedef, flat)
 
 
-def _available_bytes() -> int:
-    device = jax.local_devices()[0]
-    stats = device.memory_stats() if hasattr(device, "memory_stats") else None
-    if stats and "bytes_limit" in stats:
-        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+def _check_memory(learner: Learner, d: int, n_runs: int, dtype, extra_bytes: int = 0) -> None:
+    """Refuses a run that would not fit in memory with room to spare (:data:`MEMORY_USABLE`).
 
-
-def _check_memory(learner: Learner, d: int, n_runs: int, dtype) -> None:
-    """Refuses a run whose learner states (twice: the scan carries old and new) would not fit in memory."""
+    Counted per run, the learner's state three times: the scan's carry, the round's temporaries (a full
+    covariance update builds the new ``d × d`` matrix beside the old one: CW's does, per run of the vmapped
+    round), and the result's copy on the host; plus ``extra_bytes`` for the whole call (the rows on the device,
+    the curve, the recorded scores). ``tests/test_hostile_api.py`` checks the estimate against the peak that
+    XLA's compiled memory analysis gives for several learners."""
     shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
     per_run = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
     what = f"{learner.name} with d={d} needs {per_run / 2.0**30:.2f} GiB of state per run; {n_runs} runs need "
-    _require_memory(2 * per_run * n_runs, what, learner.too_large_hint())
+    _require_memory(3 * per_run * n_runs + int(extra_bytes), what, learner.too_large_hint())
+
+
+#: The share of the free memory a call may plan to fill; the rest stays free for what no estimate counts
+#: (compile-time buffers, the allocator's fragmentation, other processes' growth).
+MEMORY_USABLE = 0.8
 
 
 def _require_memory(need: int, what: str, hint: str) -> None:
-    """Refuses ``need`` bytes beyond what the device has free: ``MemoryError("<what><need> GiB, more than the
-    <free> GiB available; <hint>")``."""
-    have = _available_bytes()
-    if need > have:
+    """Refuses ``need`` bytes beyond :data:`MEMORY_USABLE` of what the device has free
+    (:func:`jcsol.devices.available_memory`): ``MemoryError("<what><need> GiB, more than the <usable> GiB
+    usable of the <free> GiB available; <hint>")``."""
+    have = available_memory()
+    usable = int(MEMORY_USABLE * have)
+    if need > usable:
         gib = 2.0**30
-        raise MemoryError(f"{what}{need / gib:.1f} GiB, more than the {have / gib:.1f} GiB available; {hint}")
+        raise MemoryError(
+            f"{what}{need / gib:.1f} GiB, more than the {usable / gib:.1f} GiB usable of the {have / gib:.1f} GiB "
+            f"available; {hint}"
+        )
 
 
 def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:

@@ -19,10 +19,17 @@ low bits) and its sign is ``-1`` if ``h``'s top bit is set, else ``+1`` (the sig
 are summed into a single entry. The hash depends only on the bytes and the seed — never on Python's ``hash``
 — so it is the same in every process and version.
 
-Categorical values are written as text before hashing: strings as they are, booleans ``True``/``False``,
-integers and integral floats as integers (``3`` and ``3.0`` are both ``"3"``, so a frame whose column was
-upcast to float by a missing value hashes like the records it came from), other floats by ``repr``, anything
-else by ``str``.
+**Values: one rule for records, pandas and Arrow** (``docs/tables.md`` has it in full). Categorical values are
+written as text before hashing, each by its own type, whatever came before it in the column: strings as they are
+(text that is not valid Unicode, a lone surrogate, is refused), booleans ``True``/``False`` (never merged with
+``1``/``0``, which compare equal to them), integers of any size exactly in decimal, integral floats below
+``2**53`` as integers (``3`` and ``3.0`` are both ``"3"``, so a frame whose column was upcast to float by a
+missing value hashes like the records it came from), other floats by ``repr``, ``Decimal`` values as the
+integers or floats they are, bytes decoded as UTF-8, anything else by ``str``. A float from ``2**53`` on is
+refused (it may be an integer id that pandas rounded), and so are durations and values that are not single
+values (lists, Arrow nested types). A numeric column takes numbers (booleans as 0 and 1, ``Decimal`` values as
+floats) and refuses anything else and integers beyond ``2**53``, which float64 would round. A refusal names the
+column, the value and its row (counted from 0 in the table's order).
 
 **Online scaling.** Each numeric column keeps a running count, mean and (population) variance; in
 :meth:`~TableEncoder.fit_transform`, row ``t`` is scaled with the statistics of rows ``1..t`` — itself and the
@@ -54,8 +61,12 @@ out (``drop=``, ``datetime=``, or the columns named with ``numeric=``/``categori
 
 :attr:`TableEncoder.columns` gives each column's kind (numeric, categorical, datetime, dropped).
 
-**Missing values** (``None``, NaN, pandas' ``NA``, Arrow nulls) contribute nothing: a missing numeric value
-is 0 and leaves the column's statistics unchanged; a missing categorical value adds no feature.
+**Missing values** (``None``, NaN, a ``Decimal`` NaN, pandas' ``NA`` and ``NaT``, NumPy's ``NaT``, Arrow
+nulls) contribute nothing: a missing numeric value is 0 and leaves the column's statistics unchanged; a missing
+categorical value adds no feature.
+
+**A table without rows** (an empty micro-batch: no records, a frame or Arrow table of 0 rows) encodes to 0 rows
+of the encoder's dimension and changes nothing; its columns are not looked at (a list of no records has none).
 
 **Rows** are L2-normalised after hashing (``normalize=True``, by :func:`jcsol.datasets.l2_normalize`, as
 :func:`jcsol.datasets.load` does). Each row has one entry per column (``len(numeric) + len(categorical)``, and two
@@ -71,6 +82,7 @@ exactly 0 and is predicted +1.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import functools
 import itertools
 import math
@@ -80,6 +92,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -92,6 +105,9 @@ FORMAT_VERSION = 2
 MAX_BITS = 30  # slots must fit int32 indices
 #: An inferred text or integer column whose values are all distinct is refused as an id from this many rows on.
 ID_MIN_ROWS = 20
+#: Integers up to this magnitude are exact in float64; a numeric integer beyond it is refused, a categorical float
+#: beyond it too (it may be a rounded integer).
+EXACT_INTEGERS = 2**53
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)  # the start of the ISO 8601 text read as a datetime
 _KIND = "jcsol.TableEncoder"
 _STATE_KEYS_V2 = ("datetime", "drop", "bias")
@@ -123,8 +139,13 @@ def _mmh3():
 
 def hash_features(keys: Sequence[str], bits: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Slots and signs of feature names: ``(h mod 2**bits, −1 if h ≥ 2**31 else +1)`` with ``h`` the unsigned
-    32-bit MurmurHash3 (x86) of the name's UTF-8 bytes under ``seed``."""
-    h = np.fromiter(map(functools.partial(_mmh3().hash, seed=seed, signed=False), keys), np.uint32, len(keys))
+    32-bit MurmurHash3 (x86) of the name's UTF-8 bytes under ``seed``. A name that is not valid Unicode (a lone
+    surrogate, which has no UTF-8 bytes) is refused."""
+    try:
+        data = [key.encode("utf-8") for key in keys]
+    except UnicodeEncodeError as err:
+        raise ValueError(f"feature name {_shown(err.object)} is not valid Unicode (a lone surrogate)") from None
+    h = np.fromiter(map(functools.partial(_mmh3().hash, seed=seed, signed=False), data), np.uint32, len(keys))
     index = (h & np.uint32((1 << bits) - 1)).astype(np.int64)
     sign = np.where(h >> np.uint32(31), -1.0, 1.0)
     return index, sign
@@ -191,7 +212,10 @@ class TableEncoder:
         for option, flag in (("bias", bias), ("normalize", normalize)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{option} must be True or False, got {flag!r}")
-        float_dtype = np.dtype(dtype)
+        try:
+            float_dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be a float dtype, got {dtype!r}") from None
         if not np.issubdtype(float_dtype, np.floating):
             raise TypeError(f"dtype must be a float dtype, got {float_dtype}")
         self._bits: int = int(bits)
@@ -327,6 +351,8 @@ class TableEncoder:
         if self._label is None:
             raise ValueError("this TableEncoder has no label column: TableEncoder(..., label='COLUMN')")
         source = _adapt(table)
+        if source.n_rows == 0:
+            return np.zeros(0, np.int8)
         if self._label not in source.names:
             raise ValueError(f"label column {self._label!r} not in the table, whose columns are {source.names}")
         if source.is_numeric(self._label):
@@ -336,11 +362,11 @@ class TableEncoder:
                 positive = [_as_number(self._label, p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
         else:
             codes, uniques = source.factors(self._label)
-            texts = [_text(u) for u in uniques] + [None]  # code −1: missing
+            texts = [*_texts(self._label, codes, uniques), None]  # code −1: missing
             values = np.array(texts, dtype=object)[codes]
             missing = np.array([t is None for t in texts], dtype=bool)[codes]
             if positive is not None:
-                positive = [_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
+                positive = [_positive_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
         if missing.any():
             raise ValueError(
                 f"label column {self._label!r} has {int(missing.sum())} missing value(s), the first at "
@@ -365,6 +391,8 @@ class TableEncoder:
         """The rows of ``table``; the columns (when inferred) and statistics are kept only once every row is
         encoded, so a refused table leaves the encoder as it was."""
         source = _adapt(table)
+        if source.n_rows == 0:  # no rows, no columns to look at (a list of no records has none): nothing changes
+            return self._no_rows()
         if self._fixed:
             rows, statistics = self._encode_source(source, update)
         else:
@@ -377,6 +405,12 @@ class TableEncoder:
             self._count, self._shift, self._sum, self._sum_squares = statistics
         return rows
 
+    def _no_rows(self) -> SparseRows:
+        """The rows of a table without any: ``(0, entries)`` of this encoder's dimension."""
+        entries = len(self._numeric) + len(self._categorical) + 2 * len(self._datetime)
+        rows = SparseRows(np.zeros((0, entries), np.int32), np.zeros((0, entries), self._dtype), 1 << self._bits)
+        return add_bias(rows) if self._bias else rows
+
     def _infer(self, source: _Source) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The numeric and categorical columns of the table (module docstring), refusing ids and datetimes."""
         skip = {self._label, *self._drop, *self._datetime}
@@ -387,6 +421,7 @@ class TableEncoder:
         for column in source.names:
             if not isinstance(column, str) or column in skip:
                 continue
+            _check_name(column)
             if source.is_numeric(column):
                 why = _looks_like_id(source, column) if source.is_integer(column) else None
                 kind = numeric
@@ -456,8 +491,8 @@ class TableEncoder:
         of them hashed as ``"name=value"`` in one call, each once; a missing value (code −1) gets slot 0 and
         value 0."""
         keys, positions, offsets, total = [], [], [], 0
-        for name, _, uniques in hashed:
-            for i, text in enumerate(map(_text, uniques)):
+        for name, codes, uniques in hashed:
+            for i, text in enumerate(_texts(name, codes, uniques)):
                 if text is not None:
                     keys.append(f"{name}={text}")
                     positions.append(total + i)
@@ -530,57 +565,153 @@ class TableEncoder:
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> TableEncoder:
-        """The encoder :meth:`state_dict` described, refusing a state of another kind or version (a state of
-        version 1, before ``datetime``, ``drop`` and ``bias``, is read as having none of them)."""
-        absent = [k for k in _STATE_KEYS if k not in state]
+        """The encoder :meth:`state_dict` described, every field checked (its type, shape and range, the
+        statistics finite and consistent), a state of another kind or version refused, naming the field (a state
+        of version 1, before ``datetime``, ``drop`` and ``bias``, is read as having none of them)."""
+        if not isinstance(state, Mapping):
+            raise TypeError(f"a TableEncoder state is a mapping of field → array, not a {type(state).__name__}")
+        absent = [k for k in ("kind", "version") if k not in state]
         if absent:
             raise ValueError(f"not a TableEncoder state: keys {absent} are missing")
-        kind, version = str(np.asarray(state["kind"])), int(np.asarray(state["version"]))
+        kind = _state_text(state, "kind")
         if kind != _KIND:
             raise ValueError(f"not a TableEncoder state: its kind is {kind!r}")
+        version = _state_integer(state, "version")
         if version not in (1, FORMAT_VERSION):
             raise ValueError(
                 f"TableEncoder state of format version {version}; this jcsol reads version 1 or {FORMAT_VERSION}"
             )
-        absent = [k for k in _STATE_KEYS_V2 if k not in state] if version > 1 else []
+        expected = set(_STATE_KEYS) | (set(_STATE_KEYS_V2) if version > 1 else set())
+        absent = sorted(expected - set(state))
         if absent:
             raise ValueError(f"not a TableEncoder state of version {version}: keys {absent} are missing")
-        listed = lambda key: tuple(str(v) for v in np.asarray(state[key]).tolist())
+        unknown = sorted(map(str, set(state) - expected))
+        if unknown:
+            raise ValueError(f"TableEncoder state of version {version}: unknown keys {unknown}")
         later = version > 1
-        numeric, categorical, label = listed("numeric"), listed("categorical"), listed("label")
-        enc = cls(
-            numeric,
-            categorical,
-            bits=int(np.asarray(state["bits"])),
-            seed=int(np.asarray(state["seed"])),
-            datetime=listed("datetime") if later else (),
-            drop=listed("drop") if later else (),
-            bias=bool(np.asarray(state["bias"])) if later else False,
-            normalize=bool(np.asarray(state["normalize"])),
+        numeric, categorical = _state_names(state, "numeric"), _state_names(state, "categorical")
+        label = _state_names(state, "label")
+        if len(label) > 1:
+            raise ValueError(f"TableEncoder state: 'label' names {len(label)} columns; at most one")
+        settings: dict[str, Any] = dict(
+            bits=_state_integer(state, "bits"),
+            seed=_state_integer(state, "seed"),
+            datetime=_state_names(state, "datetime") if later else (),
+            drop=_state_names(state, "drop") if later else (),
+            bias=_state_flag(state, "bias") if later else False,
+            normalize=_state_flag(state, "normalize"),
             label=label[0] if label else None,
-            dtype=str(np.asarray(state["dtype"])),
+            dtype=_state_text(state, "dtype"),
         )
-        enc._set_columns(numeric, categorical, fixed=bool(np.asarray(state["columns_fixed"])))
-        stats = {k: np.asarray(state[k]) for k in ("count", "shift", "sum", "sum_squares")}
-        for key, values in stats.items():
-            if values.shape != (len(numeric),):
-                raise ValueError(f"TableEncoder state: {key!r} has shape {values.shape}, expected ({len(numeric)},)")
-        enc._count = stats["count"].astype(np.int64)
-        enc._shift, enc._sum, enc._sum_squares = (stats[k].astype(np.float64) for k in ("shift", "sum", "sum_squares"))
+        try:
+            enc = cls(numeric, categorical, **settings)
+        except (TypeError, ValueError) as err:  # the settings' own checks, each naming its field
+            raise ValueError(f"TableEncoder state: {err}") from None
+        fixed = _state_flag(state, "columns_fixed")
+        if not fixed and (numeric or categorical):
+            raise ValueError(
+                "TableEncoder state: 'columns_fixed' is False, yet 'numeric' or 'categorical' names columns"
+            )
+        enc._set_columns(numeric, categorical, fixed=fixed)
+        enc._count, enc._shift, enc._sum, enc._sum_squares = _state_statistics(state, len(numeric))
         return enc
+
+
+def _state_array(state: Mapping, key: str, scalar: bool) -> np.ndarray:
+    try:
+        value = np.asarray(state[key])
+    except Exception as err:  # an object NumPy cannot take
+        raise ValueError(f"TableEncoder state: {key!r} is not an array: {err}") from None
+    if scalar and value.shape != ():
+        raise ValueError(f"TableEncoder state: {key!r} has shape {value.shape}, expected a scalar ()")
+    return value
+
+
+def _state_text(state: Mapping, key: str) -> str:
+    value = _state_array(state, key, scalar=True)
+    if value.dtype.kind != "U":
+        raise ValueError(f"TableEncoder state: {key!r} must be text, got {value.dtype} {value.tolist()!r}")
+    return str(value)
+
+
+def _state_integer(state: Mapping, key: str) -> int:
+    value = _state_array(state, key, scalar=True)
+    if value.dtype.kind not in "iu":
+        raise ValueError(f"TableEncoder state: {key!r} must be an integer, got {value.dtype} {value.tolist()!r}")
+    return int(value)
+
+
+def _state_flag(state: Mapping, key: str) -> bool:
+    value = _state_array(state, key, scalar=True)
+    if value.dtype.kind != "b":
+        raise ValueError(f"TableEncoder state: {key!r} must be True or False, got {value.dtype} {value.tolist()!r}")
+    return bool(value)
+
+
+def _state_names(state: Mapping, key: str) -> tuple[str, ...]:
+    value = _state_array(state, key, scalar=False)
+    if value.ndim != 1 or (value.size and value.dtype.kind != "U"):
+        raise ValueError(
+            f"TableEncoder state: {key!r} must be a 1-D array of column names, got {value.dtype} of shape {value.shape}"
+        )
+    return tuple(str(v) for v in value.tolist())
+
+
+def _state_statistics(state: Mapping, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``count, shift, sum, sum_squares`` of a state, each of shape ``(m,)``: counts non-negative integers, the
+    rest finite real numbers, ``sum_squares`` non-negative, all three 0 where the count is."""
+    arrays = {}
+    for key in ("count", "shift", "sum", "sum_squares"):
+        value = _state_array(state, key, scalar=False)
+        if value.shape != (m,):
+            raise ValueError(f"TableEncoder state: {key!r} has shape {value.shape}, expected ({m},)")
+        kinds = "iu" if key == "count" else "iuf"
+        if value.size and value.dtype.kind not in kinds:
+            what = "integers" if key == "count" else "real numbers"
+            raise ValueError(f"TableEncoder state: {key!r} must hold {what}, got {value.dtype}")
+        arrays[key] = value
+    count = arrays["count"]
+    if (count < 0).any():
+        raise ValueError(f"TableEncoder state: 'count' holds a negative count {int(count.min())}")
+    if (count > np.iinfo(np.int64).max).any():
+        raise ValueError(f"TableEncoder state: 'count' holds a count beyond int64 {int(count.max())}")
+    count = count.astype(np.int64)
+    shift, sums, sum_squares = (arrays[k].astype(np.float64) for k in ("shift", "sum", "sum_squares"))
+    for key, value in (("shift", shift), ("sum", sums), ("sum_squares", sum_squares)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"TableEncoder state: {key!r} holds a value that is not finite: {value.tolist()}")
+    if (sum_squares < 0).any():
+        raise ValueError("TableEncoder state: 'sum_squares' holds a negative sum of squares")
+    unseen = count == 0
+    if (shift[unseen] != 0).any() or (sums[unseen] != 0).any() or (sum_squares[unseen] != 0).any():
+        raise ValueError("TableEncoder state: 'shift', 'sum' and 'sum_squares' must be 0 where 'count' is 0")
+    return count, shift, sums, sum_squares
 
 
 def _names(option: str, names) -> tuple[str, ...]:
     if isinstance(names, str):
         raise TypeError(f"{option} must be a list of column names, got the string {names!r} (write [{names!r}])")
-    names = tuple(names)
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise TypeError(f"{option} must be a list of column names, got {_shown(names)}") from None
     bad = [c for c in names if not isinstance(c, str)]
     if bad:
         raise TypeError(f"{option} column names must be strings, got {bad}")
+    for name in names:
+        _check_name(name, option)
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
         raise ValueError(f"{option} names columns {dup} more than once")
     return names
+
+
+def _check_name(name: str, option: str = "a table's") -> None:
+    """Refuses a column name that is not valid Unicode (a lone surrogate has no UTF-8 bytes to hash)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{option} column name {_shown(name)} is not valid Unicode (a lone surrogate)") from None
 
 
 def _merge_collisions(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -603,43 +734,131 @@ def _merge_collisions(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray,
     return index, value
 
 
-def _factorize(values) -> tuple[np.ndarray, list]:
-    """Codes into the distinct values, in order of first appearance (dict look-ups run in C, no Python loop)."""
+def _factorize(column: str, values) -> tuple[np.ndarray, list]:
+    """Codes into the distinct values, in order of first appearance (dict look-ups run in C, no Python loop).
+    Numbers equal across kinds with different texts (``True == 1``, ``False == 0``, ``2**60 == 2.0**60``: a dict
+    merges them under whichever came first) are kept apart by their kind, so each is hashed by its own text."""
     if isinstance(values, np.ndarray):
         values = values.tolist()  # one object per element, so a NaN finds itself again by identity
+    keys = values
+    if len(set(map(_number_kind, set(map(type, values)))) - {None}) > 1:
+        keys = list(zip(map(_number_kind, map(type, values)), values))
     try:
-        uniques = list(dict.fromkeys(values))
-    except TypeError as err:
-        raise TypeError(f"categorical values must be hashable (strings, numbers, …): {err}") from None
-    lookup = {u: i for i, u in enumerate(uniques)}
-    return np.fromiter(map(lookup.__getitem__, values), np.intp, len(values)), uniques
+        distinct = list(dict.fromkeys(keys))
+    except TypeError:
+        row = next(i for i, v in enumerate(values) if _unhashable(v))
+        raise TypeError(
+            f"column {column!r} holds {_shown(values[row])} at row {row}, which is no single value "
+            "(strings, numbers, booleans, dates): give scalars, or drop the column"
+        ) from None
+    lookup = {u: i for i, u in enumerate(distinct)}
+    codes = np.fromiter(map(lookup.__getitem__, keys), np.intp, len(values))
+    return codes, [u[1] for u in distinct] if keys is not values else distinct
+
+
+def _unhashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return True
+    return False
+
+
+def _is_bool_type(t: type) -> bool:
+    return issubclass(t, (bool, np.bool_))
+
+
+def _number_kind(t: type) -> str | None:
+    """``"bool"``, ``"integer"`` or ``"number"`` (floats, decimals, …): kinds whose equal values are written as
+    different texts; ``None`` for a type that is no number."""
+    if _is_bool_type(t):
+        return "bool"
+    if issubclass(t, numbers.Integral):
+        return "integer"
+    return "number" if issubclass(t, (numbers.Number, decimal.Decimal)) else None
+
+
+def _missing_types() -> set[type]:
+    """Types whose every value is missing: ``None``'s and pandas' ``NA`` and ``NaT``."""
+    pandas = sys.modules.get("pandas")
+    return {type(None)} | ({type(pandas.NA), type(pandas.NaT)} if pandas is not None else set())
 
 
 def _is_missing(value) -> bool:
+    """``None``, a NaN (float, NumPy or ``Decimal``), pandas' ``NA`` and ``NaT``, NumPy's ``NaT``."""
     if value is None:
         return True
     if isinstance(value, (float, np.floating)):
         return math.isnan(value)
+    if isinstance(value, decimal.Decimal):
+        return value.is_nan()
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
     pandas = sys.modules.get("pandas")
     return pandas is not None and (value is pandas.NA or value is pandas.NaT)
 
 
+def _shown(value) -> str:
+    """A value for an error message: its ``repr``, cut to 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}… ({len(text)} characters)"
+
+
+def _is_duration(value) -> bool:
+    return isinstance(value, (dt.timedelta, np.timedelta64))
+
+
 def _text(value) -> str | None:
-    """A categorical value as the text that is hashed; None when missing."""
+    """A categorical value as the text that is hashed (module docstring); ``None`` when missing. A value no rule
+    fits raises ``ValueError`` saying why."""
     if _is_missing(value):
         return None
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("text that is not valid Unicode (a lone surrogate): decode the source as UTF-8") from None
         return value
     if isinstance(value, (bool, np.bool_)):
         return "True" if value else "False"
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, numbers.Real):
+    if isinstance(value, decimal.Decimal) and value.is_finite() and value == value.to_integral_value():
+        return str(int(value))
+    if isinstance(value, (numbers.Real, decimal.Decimal)):
         value = float(value)
+        if abs(value) >= EXACT_INTEGERS:
+            raise ValueError(
+                "a float of 2**53 or more, where floats no longer hold every integer: it may be an integer id "
+                "rounded on the way (pandas turns an integer column with a missing value into floats); give "
+                "the column as integers (pandas' dtype 'Int64') or as text"
+            )
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="backslashreplace")
+    if _is_duration(value):
+        raise ValueError("a duration: give it as a number (of seconds, say) in a numeric column")
     return str(value)
+
+
+def _texts(column: str, codes: np.ndarray, uniques: Sequence) -> list[str | None]:
+    """The text of each distinct value of a column, a value no rule fits refused naming the column and its
+    first row."""
+    texts = []
+    for i, value in enumerate(uniques):
+        try:
+            texts.append(_text(value))
+        except ValueError as err:
+            row = int(np.argmax(codes == i))
+            raise ValueError(f"categorical column {column!r} holds {_shown(value)} at row {row}: {err}") from None
+    return texts
+
+
+def _positive_text(value) -> str | None:
+    try:
+        return _text(value)
+    except ValueError as err:
+        raise ValueError(f"positive={_shown(value)}: {err}") from None
 
 
 def _as_number(column: str, value) -> float:
@@ -649,24 +868,58 @@ def _as_number(column: str, value) -> float:
         raise ValueError(f"positive={value!r}: the label column {column!r} is numeric; give a number") from None
 
 
-_NUMBER_TYPES = (numbers.Real, np.bool_)
+_NUMBER_TYPES = (numbers.Real, np.bool_, decimal.Decimal)
 
 
 def _numeric_from_objects(column: str, values) -> np.ndarray:
-    """Python objects of a numeric column as float64 (missing → NaN), refusing anything not a number."""
+    """Python objects of a numeric column as float64 (missing → NaN), refusing anything not a number and an
+    integer beyond 2**53, naming the value and its row."""
     types = set(map(type, values))
     bad_types = {t for t in types if not (t is type(None) or issubclass(t, _NUMBER_TYPES))}
-    pandas = sys.modules.get("pandas")
-    na_types = {type(pandas.NA), type(pandas.NaT)} if pandas is not None else set()
-    if bad_types - na_types:
-        row, bad = next((i, v) for i, v in enumerate(values) if type(v) in bad_types - na_types)
-        raise ValueError(
-            f"numeric column {column!r} holds the non-numeric value {bad!r} at row {row}; "
-            "list the column as categorical, or clean it"
-        )
     if bad_types:
-        values = [None if type(v) in na_types else v for v in values]
-    return np.array(values, dtype=np.float64)
+        missing = [_is_missing(v) for v in values]
+        bad = [i for i, v in enumerate(values) if type(v) in bad_types and not missing[i]]
+        if bad:
+            value = values[bad[0]]
+            why = " (a duration: give it as a number of seconds, say)" if _is_duration(value) else ""
+            raise ValueError(
+                f"numeric column {column!r} holds the non-numeric value {_shown(value)} at row {bad[0]}{why}; list "
+                "the column as categorical, or clean it"
+            )
+        values = [None if m else v for v, m in zip(values, missing)]
+    try:
+        X = np.array(values, dtype=np.float64)
+    except (OverflowError, ValueError):  # an integer beyond float64, a signalling Decimal NaN
+        X = np.array([_float_or_inf(v) for v in values], dtype=np.float64)
+    _check_exact(column, X, values)
+    return X
+
+
+def _float_or_inf(value) -> float:
+    try:
+        return float(value) if value is not None else math.nan
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _check_exact(column: str, X: np.ndarray, values) -> None:
+    """Refuses an integer that float64 cannot hold exactly (beyond 2**53), naming the value and its row."""
+    candidates = np.nonzero(np.abs(np.nan_to_num(X)) >= EXACT_INTEGERS)[0]
+    for row in candidates.tolist():
+        value = values[row]
+        if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+            if abs(int(value)) > EXACT_INTEGERS:
+                _refuse_inexact(column, value, row)
+
+
+def _refuse_inexact(column: str, value, row: int) -> None:
+    raise ValueError(
+        f"numeric column {column!r} holds the integer {_shown(int(value))} at row {row}, beyond 2**53: float64 would "
+        "round it. Give it in coarser units (seconds for epoch nanoseconds), declare it categorical=[…] "
+        "(an id), or drop it"
+    )
 
 
 def _check_encodable(columns, X: np.ndarray, z: np.ndarray, limit: float) -> None:
@@ -674,29 +927,23 @@ def _check_encodable(columns, X: np.ndarray, z: np.ndarray, limit: float) -> Non
     or a scaled value overflowed float64 (values from about 1e154), or a scaled value exceeds ``limit`` (the
     rows' dtype's largest number, when they are not normalised)."""
     size = np.where(np.isnan(z), np.inf, np.abs(z))
-    bad = (np.isinf(size) | (size > limit)).any(axis=1)
+    bad = np.isinf(size) | (size > limit)
     if bad.any():
-        row = int(np.argmax(bad))
-        j = int(np.argmax(size[row]))
+        row = int(np.argmax(bad.any(axis=1)))
+        j = int(np.argmax(bad[row]))
         raise ValueError(
             f"numeric column {columns[j]!r} has a value too large to encode at row {row} ({float(X[row, j])!r}): "
             "scaled, it overflows; give the column in larger units, or its logarithm"
         )
 
 
-def _checked_block(columns, X: np.ndarray) -> np.ndarray:
-    if np.isinf(X).any():
-        j = int(np.nonzero(np.isinf(X).any(axis=0))[0][0])
-        _checked_numeric(columns[j], X[:, j])
-    return X
-
-
 def _checked_numeric(column: str, values: np.ndarray) -> np.ndarray:
     infinite = np.isinf(values)
     if infinite.any():
+        row = int(np.argmax(infinite))
         raise ValueError(
-            f"numeric column {column!r} has {int(infinite.sum())} infinite value(s), the first at row "
-            f"{int(np.argmax(infinite))}"
+            f"numeric column {column!r} has {int(infinite.sum())} infinite value(s), the first at row {row} "
+            f"({float(values[row])!r})"
         )
     return values
 
@@ -756,22 +1003,22 @@ def _hour_and_weekday(column: str, codes: np.ndarray, uniques: Sequence) -> tupl
 
 class _Source:
     """A table seen column by column: ``names``, ``n_rows``, ``is_numeric(c)``, ``is_integer(c)``, ``numeric(c)``
-    (float64, NaN missing), ``numeric_block(columns)`` (their ``(n, m)`` array), ``objects(c)`` (a sequence of
-    Python values), ``factorize(c)`` (codes into the distinct values, −1 where missing; each source its fastest
-    way; ``factors(c)`` keeps them for the call), ``datetime_kind(c)`` (what makes a column a datetime, or
-    ``None``) and ``moments(c)`` (hour of day and day of the week, −1 where missing)."""
+    (float64, NaN missing, every value checked), ``numeric_block(columns)`` (their ``(n, m)`` array),
+    ``objects(c)`` (a sequence of Python values), ``factorize(c)`` (codes into the distinct values, −1 where
+    missing; each source its fastest way; ``factors(c)`` keeps them for the call), ``datetime_kind(c)`` (what makes
+    a column a datetime, or ``None``) and ``moments(c)`` (hour of day and day of the week, −1 where missing)."""
 
     names: list
     n_rows: int
 
     def is_numeric(self, column: str) -> bool:
-        raise NotImplementedError
+        return _all_numbers(self.objects(column), numbers.Real)
 
     def is_integer(self, column: str) -> bool:
-        raise NotImplementedError
+        return _all_numbers(self.objects(column), numbers.Integral)
 
     def numeric(self, column: str) -> np.ndarray:
-        raise NotImplementedError
+        return _checked_numeric(column, _numeric_from_objects(column, self.objects(column)))
 
     def objects(self, column: str) -> Sequence:
         raise NotImplementedError
@@ -780,7 +1027,7 @@ class _Source:
         return np.column_stack([self.numeric(c) for c in columns])
 
     def factorize(self, column) -> tuple[np.ndarray, list]:
-        return _factorize(self.objects(column))
+        return _factorize(column, self.objects(column))
 
     @functools.cached_property
     def _factors(self) -> dict[str, tuple[np.ndarray, list]]:
@@ -807,6 +1054,13 @@ class _Source:
         return _hour_and_weekday(column, *self.factors(column))
 
 
+def _all_numbers(values, kind: type) -> bool:
+    """Whether the values present are all numbers of ``kind`` (``Decimal`` counted as real) and not booleans."""
+    types = set(map(type, values)) - _missing_types()
+    kinds = (kind, decimal.Decimal) if kind is numbers.Real else (kind,)
+    return bool(types) and all(issubclass(t, kinds) and not _is_bool_type(t) for t in types)
+
+
 class _Pandas(_Source):
     def __init__(self, frame):
         self.frame, self.names, self.n_rows = frame, list(frame.columns), len(frame)
@@ -814,26 +1068,33 @@ class _Pandas(_Source):
             duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
             raise ValueError(f"the data frame has duplicate column names: {duplicated}")
 
-    def is_numeric(self, column):
-        from pandas.api.types import is_bool_dtype, is_complex_dtype, is_numeric_dtype
+    def _dtype(self, column):
+        return self.frame[column].dtype
 
-        dtype = self.frame[column].dtype
+    def is_numeric(self, column):
+        from pandas.api.types import is_bool_dtype, is_complex_dtype, is_numeric_dtype, is_object_dtype
+
+        dtype = self._dtype(column)
+        if is_object_dtype(dtype):
+            return super().is_numeric(column)  # numbers in an object column, as records hold them
         return is_numeric_dtype(dtype) and not is_bool_dtype(dtype) and not is_complex_dtype(dtype)
 
     def is_integer(self, column):
-        from pandas.api.types import is_bool_dtype, is_integer_dtype
+        from pandas.api.types import is_bool_dtype, is_integer_dtype, is_object_dtype
 
-        dtype = self.frame[column].dtype
+        dtype = self._dtype(column)
+        if is_object_dtype(dtype):
+            return super().is_integer(column)
         return is_integer_dtype(dtype) and not is_bool_dtype(dtype)
 
     def _is_datetime_dtype(self, column) -> bool:
         from pandas.api.types import is_datetime64_any_dtype
 
-        return is_datetime64_any_dtype(self.frame[column].dtype)
+        return is_datetime64_any_dtype(self._dtype(column))
 
     def datetime_kind(self, column):
         if self._is_datetime_dtype(column):
-            return f"holds datetimes (pandas dtype {self.frame[column].dtype})"
+            return f"holds datetimes (pandas dtype {self._dtype(column)})"
         return super().datetime_kind(column)
 
     def moments(self, column):
@@ -847,41 +1108,63 @@ class _Pandas(_Source):
         return hour, weekday
 
     def numeric(self, column):
-        from pandas.api.types import is_complex_dtype, is_numeric_dtype
+        from pandas.api.types import is_bool_dtype, is_complex_dtype, is_float_dtype, is_integer_dtype
 
         series = self.frame[column]
         if is_complex_dtype(series.dtype):
             raise ValueError(f"numeric column {column!r} holds complex numbers; give their real parts, or clean it")
-        if is_numeric_dtype(series.dtype):
-            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            values = _numeric_from_objects(column, series.to_numpy(dtype=object))
-        return _checked_numeric(column, values)
+        if is_integer_dtype(series.dtype) and not is_bool_dtype(series.dtype):
+            beyond = (series > EXACT_INTEGERS) | (series < -EXACT_INTEGERS)
+            if beyond.any():
+                row = int(np.argmax(beyond.to_numpy(dtype=bool, na_value=False)))
+                _refuse_inexact(column, series.iloc[row], row)
+        elif not (is_float_dtype(series.dtype) or is_bool_dtype(series.dtype)):
+            return super().numeric(column)  # objects, datetimes, text: each value checked, named where refused
+        return _checked_numeric(column, series.to_numpy(dtype=np.float64, na_value=np.nan))
 
     def objects(self, column):
         return self.frame[column].to_numpy(dtype=object)
 
     def factorize(self, column):
         import pandas as pd
+        from pandas.api.types import is_object_dtype
 
+        series = self.frame[column]
+        if is_object_dtype(series.dtype):
+            return super().factorize(column)  # pandas' own merges 1 and True
         try:
-            codes, uniques = pd.factorize(self.frame[column], use_na_sentinel=True)
-        except TypeError as err:
-            raise TypeError(f"categorical values must be hashable (strings, numbers, …): {err}") from None
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        except (TypeError, ValueError, NotImplementedError):  # values pandas cannot factorize (Arrow lists, …)
+            return super().factorize(column)  # refused, naming the value and its row
         return codes, list(uniques)
+
+
+#: Arrow types that hold several values per row; a column of one is refused.
+def _is_nested(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_nested(kind) or pa.types.is_union(kind)
 
 
 class _Arrow(_Source):
     def __init__(self, table):
         self.table, self.names, self.n_rows = table, list(table.column_names), table.num_rows
-        if len(set(self.names)) != len(self.names):
-            raise ValueError("the Arrow table has duplicate column names")
+        duplicated = sorted({c for c in self.names if self.names.count(c) > 1})
+        if duplicated:
+            raise ValueError(f"the Arrow table has duplicate column names: {duplicated}")
 
     def _type(self, column):
         import pyarrow as pa
 
         kind = self.table.schema.field(column).type
         return kind, pa.types
+
+    def _column(self, column):
+        """The column, a dictionary-encoded one decoded."""
+        import pyarrow as pa
+
+        col = self.table.column(column)
+        return col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
     def is_numeric(self, column):
         kind, types = self._type(column)
@@ -900,39 +1183,73 @@ class _Arrow(_Source):
     def moments(self, column):
         import pyarrow.compute as pc
 
-        kind, types = self._type(column)
-        if not (types.is_timestamp(kind) or types.is_date(kind)):
+        col = self._column(column)
+        types = self._type(column)[1]
+        if not (types.is_timestamp(col.type) or types.is_date(col.type)):
             return super().moments(column)
-        col = self.table.column(column)
         weekday = pc.day_of_week(col).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        if types.is_date(kind):  # a date has hour 0
+        if types.is_date(col.type):  # a date has hour 0
             return np.where(weekday >= 0, 0, -1), weekday
         return pc.hour(col).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), weekday
 
     def numeric(self, column):
         import pyarrow as pa
 
-        kind, types = self._type(column)
-        if not (self.is_numeric(column) or types.is_boolean(kind) or types.is_null(kind)):
-            raise ValueError(
-                f"numeric column {column!r} has the non-numeric Arrow type {kind}; list the column as "
-                "categorical, or clean it"
-            )
-        values = self.table.column(column).cast(pa.float64()).to_numpy()
+        col = self._column(column)
+        types = pa.types
+        if types.is_integer(col.type):
+            exact = col.fill_null(0).to_numpy()  # int64 or uint64: every value as it is
+            beyond = (exact > EXACT_INTEGERS) | ((exact < -EXACT_INTEGERS) if exact.dtype.kind == "i" else False)
+            if beyond.any():
+                row = int(np.argmax(beyond))
+                _refuse_inexact(column, exact[row], row)
+            values = np.where(col.is_null().to_numpy(zero_copy_only=False), np.nan, exact.astype(np.float64))
+        elif types.is_floating(col.type) or types.is_decimal(col.type) or types.is_boolean(col.type):
+            try:
+                values = col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            except pa.ArrowException as err:
+                raise ValueError(f"numeric column {column!r} of Arrow type {col.type} is not float64: {err}") from None
+        elif types.is_null(col.type):
+            values = np.full(len(col), np.nan)
+        else:
+            return super().numeric(column)  # text, timestamps, nested values: refused, naming the value and row
         return _checked_numeric(column, np.asarray(values, dtype=np.float64))
 
     def objects(self, column):
-        return self.table.column(column).to_numpy(zero_copy_only=False)
+        return _python_values(column, self._column(column))
 
     def factorize(self, column):
         import pyarrow as pa
 
-        col = self.table.column(column)
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(col.type.value_type)
-        encoded = col.combine_chunks().dictionary_encode()
+        col = self._column(column)
+        if _is_nested(col.type):
+            raise TypeError(
+                f"column {column!r} has the Arrow type {col.type}, not one of single values (nested, or a "
+                "union): give scalars, or drop the column"
+            )
+        try:
+            encoded = col.combine_chunks().dictionary_encode()
+        except pa.ArrowNotImplementedError:
+            return super().factorize(column)
         codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
-        return codes, encoded.dictionary.to_pylist()
+        return codes, _python_values(column, encoded.dictionary, codes)
+
+
+def _python_values(column: str, array, codes: np.ndarray | None = None) -> list:
+    """An Arrow array's values as Python objects; a date or time beyond Python's (years 1 to 9999) is refused,
+    naming the column and its row (through ``codes`` when the array holds a column's distinct values)."""
+    import pyarrow.compute as pc
+
+    try:
+        return array.to_pylist()
+    except OverflowError:
+        years = pc.year(array).to_numpy(zero_copy_only=False)
+        where = int(np.argmax((years < 1) | (years > 9999)))
+        row = where if codes is None else int(np.argmax(codes == where))
+        raise ValueError(
+            f"column {column!r} holds a moment of the year {int(years[where])} at row {row}, beyond Python's dates "
+            "(years 1 to 9999)"
+        ) from None
 
 
 class _Records(_Source):
@@ -949,62 +1266,74 @@ class _Records(_Source):
             self._columns[column] = list(map(operator.methodcaller("get", column), self.records))
         return self._columns[column]
 
-    def is_numeric(self, column):
-        types = set(map(type, self.objects(column))) - {type(None)}
-        return bool(types) and all(issubclass(t, numbers.Real) and not issubclass(t, bool) for t in types)
-
-    def is_integer(self, column):
-        types = set(map(type, self.objects(column))) - {type(None)}
-        return bool(types) and all(issubclass(t, numbers.Integral) and not issubclass(t, bool) for t in types)
-
-    def numeric(self, column):
-        return _checked_numeric(column, _numeric_from_objects(column, self.objects(column)))
-
     def numeric_block(self, columns):
         values = [self.objects(c) for c in columns]
         types = set(map(type, itertools.chain.from_iterable(values)))
         if all(t is float or t is int or t is type(None) for t in types):  # the common case, in one go
-            return _checked_block(columns, np.array(values, dtype=np.float64).T)
-        return super().numeric_block(columns)  # per column, to name the column and row at fault
+            try:
+                X = np.array(values, dtype=np.float64).T
+            except OverflowError:  # an integer beyond float64: refused by name below
+                return super().numeric_block(columns)
+            if np.isinf(X).any() or (np.abs(np.nan_to_num(X)) >= EXACT_INTEGERS).any():
+                return super().numeric_block(columns)  # per column, to name the column and row at fault
+            return X
+        return super().numeric_block(columns)
 
 
 def _adapt(table) -> _Source:
     module = type(table).__module__.split(".")[0]
-    source: _Source
     if module == "pandas" and type(table).__name__ == "DataFrame":
-        source = _Pandas(table)
-    elif module == "pyarrow" and type(table).__name__ == "Table":
-        source = _Arrow(table)
-    elif isinstance(table, (list, tuple)):
-        source = _Records(table)
-    else:
-        raise TypeError(
-            f"a table is a pandas DataFrame, a pyarrow Table or a list of dict records, not a "
-            f"{type(table).__module__}.{type(table).__name__}"
-        )
-    if source.n_rows == 0:
-        raise ValueError("the table is empty: it has no rows")
-    return source
+        return _Pandas(table)
+    if module == "pyarrow" and type(table).__name__ == "Table":
+        return _Arrow(table)
+    if isinstance(table, (list, tuple)):
+        return _Records(table)
+    raise TypeError(
+        f"a table is a pandas DataFrame, a pyarrow Table or a list of dict records, not a "
+        f"{type(table).__module__}.{type(table).__name__}"
+    )
 
 
 def read_table(path: str | os.PathLike):
-    """A CSV file (plain or compressed, via pandas) or a Parquet file (via pyarrow) as a table."""
+    """A CSV file (plain or compressed, via pandas) or a Parquet file (via pyarrow) as a table.
+
+    A CSV is read with pandas' nullable dtypes (``dtype_backend="numpy_nullable"``), so that an integer column with
+    a missing value stays integers (``Int64``) rather than floats that round integers beyond 2**53; a header that
+    names a column twice is refused (pandas would rename the copy ``x.1``). A damaged file (a truncated compressed
+    CSV, a file that is no Parquet) is refused with a ``ValueError`` naming it."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no table {path!r}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"no table {path!r}: it is a folder")
     if path.endswith((".parquet", ".pq")):
         try:
+            import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError:
             raise ImportError("reading Parquet needs pyarrow: pip install pyarrow (or jcsol[tables])") from None
-        return pq.read_table(path)
+        try:
+            return pq.read_table(path)
+        except (pa.ArrowException, OSError) as err:
+            raise ValueError(f"{path}: not a readable Parquet table: {err}") from None
     try:
         import pandas as pd
     except ImportError:
         raise ImportError("reading CSV needs pandas: pip install pandas (or jcsol[tables])") from None
     try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        names = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+        repeated = sorted({name for name in names if name and names.count(name) > 1})  # blanks: "Unnamed: i"
+        if repeated:
+            raise ValueError(
+                f"{path}: the header names column(s) {repeated} more than once (pandas would rename the copy "
+                f"{repeated[0]!r} to {repeated[0] + '.1'!r}): give each column its own name"
+            )
+        return pd.read_csv(path, dtype_backend="numpy_nullable")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError) as err:
+        raise ValueError(f"{path}: not a readable CSV table: {err}") from None
+    except OSError as err:  # a damaged compressed file
+        if isinstance(err, PermissionError):
+            raise
         raise ValueError(f"{path}: not a readable CSV table: {err}") from None
 
 
@@ -1031,5 +1360,7 @@ def load_table(
         numeric, categorical, bits, seed, datetime=datetime, drop=drop, bias=bias, normalize=normalize, label=label
     )  # first: bad settings are refused before the file is read
     table = read_table(path_or_table) if isinstance(path_or_table, (str, os.PathLike)) else path_or_table
+    if _adapt(table).n_rows == 0:
+        raise ValueError("the table is empty: it has no rows to learn from")
     y = encoder.labels(table, positive)  # a missing label column is refused before any encoding
     return encoder.fit_transform(table), y, encoder

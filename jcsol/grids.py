@@ -183,5 +183,7 @@ def _axis_values(what: str, obj: Any, axes: dict[str, ArrayLike]) -> list[np.nda
             array = np.asarray(None)
         if array.dtype.kind not in "iuf":
             raise TypeError(f"{what}: {name} must be a sequence of real numbers, got {v!r}")
+        if array.ndim > 1:  # flattened, its shape would be lost without a word
+            raise ValueError(f"{what}: {name} must be one number or a 1-D sequence, got shape {array.shape}")
         values.append(array.astype(float).ravel())
     return values

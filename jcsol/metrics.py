@@ -104,6 +104,30 @@ def of_scores(name: str) -> bool:
     return name in SCORE_MEASURES or review_budget(check_measure(name)) is not None
 
 
+def check_counts(counts) -> np.ndarray:
+    """``counts`` as an array of confusion counts ``(…, 4)`` (``TP, FN, FP, TN``), refusing any other last axis,
+    values that are not real numbers, and negative or non-finite counts, each naming the problem."""
+    c = np.asarray(counts)
+    if c.dtype == bool or not (np.issubdtype(c.dtype, np.integer) or np.issubdtype(c.dtype, np.floating)):
+        raise TypeError(f"counts must be numbers (TP, FN, FP, TN), got dtype {c.dtype}")
+    if c.ndim == 0 or c.shape[-1] != 4:
+        raise ValueError(f"counts must have a last axis of 4 (TP, FN, FP, TN), got shape {c.shape}")
+    if c.size and not (np.all(np.isfinite(c)) and np.all(c >= 0)):
+        raise ValueError(f"counts must be finite and >= 0, got {c[~(np.isfinite(c) & (c >= 0))].ravel()[0].item()!r}")
+    return c
+
+
+def _weight(name: str, value) -> np.ndarray:
+    """A class weight (``alpha_p``, ``c_p``) as float64, refusing values outside ``[0, 1]`` (NaN included)."""
+    try:
+        weight = np.asarray(value, np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not np.all((weight >= 0) & (weight <= 1)):
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return weight
+
+
 def _ratio(num: np.ndarray, den: np.ndarray, empty: float = np.nan) -> np.ndarray:
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -121,25 +145,25 @@ def sensitivity(counts: np.ndarray) -> np.ndarray:
     >>> float(metrics.weighted_sum([8, 2, 30, 60], alpha_p=0.5))
     0.7333333333333334
     """
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(c[..., TP], c[..., TP] + c[..., FN])
 
 
 def specificity(counts: np.ndarray) -> np.ndarray:
     """``(T_n − M_n)/T_n``; NaN where the stream has no negative example."""
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(c[..., TN], c[..., TN] + c[..., FP])
 
 
 def accuracy(counts: np.ndarray) -> np.ndarray:
     """``(T − M_p − M_n)/T``."""
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(c[..., TP] + c[..., TN], c.sum(-1))
 
 
 def weighted_sum(counts: np.ndarray, alpha_p=0.5) -> np.ndarray:
     """*sum* ``= α_p·sensitivity + α_n·specificity``, ``α_n = 1 − α_p``."""
-    alpha_p = np.asarray(alpha_p, np.float64)
+    alpha_p = _weight("alpha_p", alpha_p)
     return alpha_p * sensitivity(counts) + (1.0 - alpha_p) * specificity(counts)
 
 
@@ -150,8 +174,8 @@ def balanced_accuracy(counts: np.ndarray) -> np.ndarray:
 
 def weighted_cost(counts: np.ndarray, c_p=0.9) -> np.ndarray:
     """*cost* ``= c_p·M_p + c_n·M_n``, ``c_n = 1 − c_p``, unscaled (the papers print it in various scalings)."""
-    c = np.asarray(counts, np.float64)
-    c_p = np.asarray(c_p, np.float64)
+    c = check_counts(counts).astype(np.float64)
+    c_p = _weight("c_p", c_p)
     return c_p * c[..., FN] + (1.0 - c_p) * c[..., FP]
 
 
@@ -164,14 +188,14 @@ def precision(counts: np.ndarray) -> np.ndarray:
     >>> float(metrics.precision([8, 2, 30, 60])), float(metrics.precision([0, 10, 0, 90]))
     (0.21052631578947367, 0.0)
     """
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(c[..., TP], c[..., TP] + c[..., FP], empty=0.0)
 
 
 def f1(counts: np.ndarray) -> np.ndarray:
     """``2·tp/(2·tp + fp + fn)``, the harmonic mean of precision and sensitivity; 0 where there is neither a
     positive nor an alert (scikit-learn's ``f1_score`` default, as for :func:`precision`)."""
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(2 * c[..., TP], 2 * c[..., TP] + c[..., FP] + c[..., FN], empty=0.0)
 
 
@@ -183,7 +207,7 @@ def alerts_per_catch(counts: np.ndarray) -> np.ndarray:
     >>> float(metrics.alerts_per_catch([8, 2, 30, 60])), float(metrics.alerts_per_catch([0, 10, 5, 85]))
     (4.75, inf)
     """
-    c = np.asarray(counts)
+    c = check_counts(counts)
     return _ratio(c[..., TP] + c[..., FP], c[..., TP], empty=np.inf)
 
 
@@ -194,6 +218,8 @@ def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
     values = np.sort(np.asarray(values, np.float64), axis=axis)
     if not 0 < epsilon <= 1:
         raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
+    if values.shape[axis] == 0:
+        raise ValueError(f"cvar of no values: axis {axis} of shape {values.shape} is empty")
     k = max(1, int(np.ceil(epsilon * values.shape[axis])))
     return np.take(values, np.arange(k), axis=axis).mean(axis=axis)
 
@@ -241,6 +267,7 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     """
     scores = jnp.asarray(scores)
     y = jnp.asarray(y)
+    _same_shape(scores.shape, y.shape, "auc")
     mask = jnp.ones(scores.shape, bool) if mask is None else jnp.asarray(mask, bool)
     pos = (y > 0) & mask
     neg = (y <= 0) & mask
@@ -254,6 +281,13 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     twice = high.astype(jnp.float32) * 65536.0 + low.astype(jnp.float32)  # one rounding: the product is exact
     pairs = jnp.sum(pos).astype(jnp.float32) * n_neg.astype(jnp.float32)
     return jnp.where(jnp.any((pos | neg) & jnp.isnan(scores)), jnp.nan, twice / (2.0 * pairs))
+
+
+def _same_shape(scores_shape: tuple, y_shape: tuple, what: str) -> None:
+    """Refuses labels of another shape than the scores' (broadcasting would pair each score with a wrong label or
+    fail inside NumPy or JAX)."""
+    if tuple(scores_shape) != tuple(y_shape):
+        raise ValueError(f"{what}: scores of shape {tuple(scores_shape)} and labels of shape {tuple(y_shape)} differ")
 
 
 def _order_keys(scores: jax.Array) -> jax.Array:
@@ -300,6 +334,7 @@ def average_precision(scores: jax.Array, y: jax.Array, mask: jax.Array | None = 
     """
     scores = jnp.asarray(scores)
     y = jnp.asarray(y)
+    _same_shape(scores.shape, y.shape, "average_precision")
     mask = jnp.ones(scores.shape, bool) if mask is None else jnp.asarray(mask, bool)
     pos = (y > 0) & mask
     n_pos, n = jnp.sum(pos), jnp.sum(mask)
@@ -331,10 +366,11 @@ def precision_at_budget(scores, y, budget) -> np.ndarray:
     0.75
     """
     scores = np.asarray(scores, np.float64)
-    positive = np.broadcast_to(np.asarray(y) > 0, scores.shape)
-    budget = Fraction(str(budget)) if not isinstance(budget, Fraction) else budget
-    if not 0 < budget <= 100:
-        raise ValueError(f"the review budget must be in (0, 100]%, got {float(budget)}%")
+    labels = np.asarray(y)
+    if labels.ndim == 0 or labels.shape != scores.shape[scores.ndim - labels.ndim :]:
+        _same_shape(scores.shape, labels.shape, "precision_at_budget")
+    positive = np.broadcast_to(labels > 0, scores.shape)
+    budget = _budget(budget)
     n = scores.shape[-1]
     m = -((-budget.numerator * n) // (budget.denominator * 100))  # ceil, in integers
     if m == 0:
@@ -348,6 +384,23 @@ def precision_at_budget(scores, y, budget) -> np.ndarray:
     return np.where(np.isnan(scores).any(-1), np.nan, value)
 
 
+def _budget(budget) -> Fraction:
+    """A review budget (a percentage: a number, its decimal text or a :class:`~fractions.Fraction`) in
+    ``(0, 100]``, exactly as written; anything else refused naming it."""
+    if isinstance(budget, Fraction):
+        value = budget
+    elif isinstance(budget, (int, float, np.integer, np.floating, str)) and not isinstance(budget, (bool, np.bool_)):
+        try:
+            value = Fraction(str(budget))
+        except ValueError:  # text that is no decimal number, NaN, infinities
+            raise ValueError(f"the review budget must be a number of percent in (0, 100], got {budget!r}") from None
+    else:
+        raise TypeError(f"the review budget must be a number of percent in (0, 100], got {budget!r}")
+    if not 0 < value <= 100:
+        raise ValueError(f"the review budget must be in (0, 100]%, got {float(value)}%")
+    return value
+
+
 _average_precisions = jax.jit(jax.vmap(average_precision), compiler_options=compile_options())
 
 
@@ -358,10 +411,15 @@ def score_measure(name: str, scores, y) -> np.ndarray:
     if budget is None and name not in SCORE_MEASURES:
         raise ValueError(f"{name} is a measure of the confusion counts, not of the scores")
     scores = np.asarray(scores)
+    if scores.ndim == 0:
+        raise ValueError(f"{name} needs scores of shape (…, n), got a single number")
+    labels = np.asarray(y)
+    if labels.ndim == 0 or labels.shape != scores.shape[scores.ndim - labels.ndim :]:
+        _same_shape(scores.shape, labels.shape, name)
     if budget is not None:
         return precision_at_budget(scores, y, budget)
     flat = scores.reshape(-1, scores.shape[-1])
-    labels = np.broadcast_to(np.asarray(y), scores.shape).reshape(flat.shape)
+    labels = np.broadcast_to(labels, scores.shape).reshape(flat.shape)
     if flat.shape[0] == 0:
         return np.zeros(scores.shape[:-1])
     return np.asarray(_average_precisions(flat, labels), np.float64).reshape(scores.shape[:-1])
@@ -375,8 +433,14 @@ def auc_numpy(scores, y) -> float:
     >>> metrics.auc_numpy([0.9, 0.4, 0.4, 0.1], [1, 1, -1, -1])
     0.875
     """
-    scores = np.asarray(scores, np.float64)
+    try:
+        scores = np.asarray(scores, np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("auc_numpy: scores must be real numbers") from None
     y = np.asarray(y)
+    if scores.ndim != 1:
+        raise ValueError(f"auc_numpy: scores must be 1-D, got shape {scores.shape}")
+    _same_shape(scores.shape, y.shape, "auc_numpy")
     if np.isnan(scores).any():
         return float("nan")
     order = np.argsort(scores, kind="mergesort")

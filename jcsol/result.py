@@ -44,6 +44,26 @@ def _scalar_at(obj, grid_shape: tuple[int, ...], index: tuple[int, ...]):
     return jax.tree.unflatten(treedef, [float(np.broadcast_to(np.asarray(l), grid_shape)[index]) for l in leaves])
 
 
+def _grid_index(index: Any, grid_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``index`` (flat, or one integer per axis; negative from the end) as a tuple of non-negative integers
+    addressing one point of ``grid_shape``, or an ``IndexError`` naming it."""
+    integer = lambda i: isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+    n = math.prod(grid_shape)
+    if integer(index):
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is outside [-{n}, {n}) for a grid of {n} point(s) {grid_shape}")
+        return tuple(int(i) for i in np.unravel_index(int(index) % n, grid_shape))
+    if not isinstance(index, tuple) or not all(map(integer, index)) or len(index) != len(grid_shape):
+        raise IndexError(
+            f"index {index!r} does not address one point of a grid of shape {grid_shape}: give a flat integer "
+            f"index or a tuple of {len(grid_shape)} integer(s)"
+        )
+    for axis, (i, size) in enumerate(zip(index, grid_shape)):
+        if not -size <= i < size:
+            raise IndexError(f"index {index} is outside the grid of shape {grid_shape} on axis {axis}")
+    return tuple(int(i) % size for i, size in zip(index, grid_shape))
+
+
 @dataclasses.dataclass(frozen=True)
 class Result:
     """All runs of one :func:`jcsol.run` call.
@@ -188,11 +208,12 @@ class Result:
         return out
 
     def at(self, index) -> Result:
-        """The runs at one grid point, as a :class:`Result` of grid shape ``()``."""
-        index = np.unravel_index(index, self.grid_shape) if np.ndim(index) == 0 and self.grid_shape else tuple(index)
-        index = tuple(int(i) for i in index)
-        if len(index) != len(self.grid_shape):
-            raise IndexError(f"index {index} does not address one point of a grid of shape {self.grid_shape}")
+        """The runs at one grid point, as a :class:`Result` of grid shape ``()``.
+
+        ``index``: the point's flat index in ``[-n, n)`` for a grid of ``n`` points (negative from the end, as
+        Python counts), or a tuple of one integer per axis, each in ``[-size, size)``; ``()`` for a grid of shape
+        ``()``. Anything else (a float, a bool, an index out of range) is an ``IndexError`` naming it."""
+        index = _grid_index(index, self.grid_shape)
         take = lambda a: None if a is None else a[index]
         return dataclasses.replace(
             self,

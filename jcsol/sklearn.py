@@ -8,35 +8,52 @@
     GridSearchCV(OnlineClassifier(), {"learner__eta": [1e-2, 1e-1, 1.0]}).fit(X, y)
 
 A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*, one ``learner.step``
-per row, inside one jitted ``lax.scan``: a batch is one compiled call. The compiled scan is cached by
-JAX on the learner's static options, the feature count, the dtype and the batch length rounded up to a power
-of two (the padding rows are skipped), and *not* on float hyperparameters, which are traced: a grid search
-over ``learner__eta`` compiles once. ``predict`` and ``decision_function`` use the final model.
+per row, inside one jitted ``lax.scan``: a batch is one compiled call (a sparse batch whose dense rows would
+exceed 128 MiB is densified and scanned a block of rows at a time, the state carried from block to block). The
+compiled scan is cached by JAX on the learner's static options, the feature count, the dtype and the batch
+length rounded up to a power of two (the padding rows are skipped), and *not* on float hyperparameters, which
+are traced: a grid search over ``learner__eta`` compiles once. ``predict`` and ``decision_function`` use the
+final model.
 
 Requires scikit-learn (``pip install jcsol[sklearn]``); the rest of jcsol does not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from typing import Any
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
 from scipy import sparse as _sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .algorithms import COG
-from .base import Example, Learner, check_hyperparameters, hyperparameter, pytree_dataclass
+from .base import (
+    COUNT_MAX,
+    Example,
+    Learner,
+    beyond_row_scales,
+    check_hyperparameters,
+    hyperparameter,
+    pytree_dataclass,
+)
 from .datasets import l2_normalize
+from .devices import available_memory
+from .engine import MEMORY_USABLE
+from .live.units import is_linear
 from .objective import Cost, Objective, Sum
-from .stream import check_fits
+from .stream import SparseRows, check_fits
 from .xla_cpu import compile_options
 
 try:  # scikit-learn >= 1.6
@@ -76,12 +93,19 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {
     ),
 }
 
+#: Integers beyond this magnitude are not all exactly float64 numbers: scikit-learn's validation would round them.
+EXACT_INTEGERS = 2**53
+
+#: Dense rows (in float64, as they are normalised) scanned by one compiled call at most; a larger sparse batch is
+#: densified and scanned a block of rows at a time.
+BLOCK_BYTES = 2**27
+
 
 @pytree_dataclass
 class _FixedRho(Objective):
     """``ρ_t = rho`` for a positive example, ``1`` for a negative one (the objective ``class_weight`` sets)."""
 
-    rho: ArrayLike = hyperparameter(1.0)
+    rho: Any = hyperparameter(1.0)
 
     def weight(self, positive, seen_pos, seen_neg, total_pos, total_neg):
         return jnp.where(positive, self.rho, 1.0)
@@ -99,26 +123,219 @@ def _min_bucket(n: int) -> int:
 
 
 @functools.partial(jax.jit, compiler_options=compile_options())
-def _consume(learner, objective, state, seen, totals, X, y, weight):
-    """One online pass over the rows of ``X`` in order, skipping rows of weight 0 (the padding among them).
+def _rhos(objective, positive, seen, totals, weight):
+    """Each row's ``ρ`` under ``objective`` (in ``weight``'s dtype) and ``ρ_t = ρ·s_t`` with its sample weight.
 
-    ``seen`` ``(2,)`` counts the positives and negatives consumed so far (Laplace's ρ), ``totals`` ``(2,)`` the
-    positives and negatives of the whole pass (offline ρ). Returns the new state and ``seen``.
+    ``seen`` ``(n, 2)`` counts the positives and negatives of positive weight up to and including each row
+    (Laplace's ρ), ``totals`` ``(2,)`` those of the whole pass (offline ρ).
     """
-    dtype = X.dtype
+    rho = objective.weight(positive, seen[:, 0], seen[:, 1], totals[0], totals[1]).astype(weight.dtype)
+    return rho, rho * weight
+
+
+@functools.partial(jax.jit, compiler_options=compile_options())
+def _consume(learner, state, X, y, rho):
+    """One online pass over the rows of ``X`` in order, skipping rows of ``ρ_t = 0`` (weight 0, the padding).
+
+    Returns the new state and the number of rows that had a positive loss and a non-zero row (rows that should
+    move the model).
+    """
 
     def body(carry, row):
-        state, seen = carry
-        x, label, w = row
-        active = w > 0
-        positive = label > 0
-        seen = seen + jnp.where(active, jnp.stack([positive, ~positive]).astype(seen.dtype), 0)
-        rho = objective.weight(positive, seen[0], seen[1], totals[0], totals[1]).astype(dtype) * w
-        state = jax.lax.cond(active, lambda s: learner.step(s, Example(x, label, rho))[0], lambda s: s, state)
-        return (state, seen), None
+        state, pushing = carry
+        x, label, r = row
 
-    (state, seen), _ = jax.lax.scan(body, (state, seen), (X, y, weight))
-    return state, seen
+        def learn(s):
+            s, info = learner.step(s, Example(x, label, r))
+            return s, (info.loss > 0) & jnp.any(x != 0)
+
+        state, pushed = jax.lax.cond(r > 0, learn, lambda s: (s, jnp.asarray(False)), state)
+        return (state, pushing + pushed.astype(jnp.int32)), None
+
+    (state, pushing), _ = jax.lax.scan(body, (state, jnp.int32(0)), (X, y, rho))
+    return state, pushing
+
+
+class _Settings(NamedTuple):
+    """The parameters a pass uses, checked."""
+
+    learner: Learner
+    working: Learner  # its hyperparameters in the working dtype, as the pass computes with them
+    dtype: np.dtype
+    normalize: bool
+
+
+class _Batch(NamedTuple):
+    """A batch checked and ready to learn from: every refusal comes before one is made."""
+
+    X: Any  # (n, d) float64 array or CSR matrix, not yet normalised
+    signs: np.ndarray  # (n,) ±1
+    rho: np.ndarray  # (n,) ρ_t in the working dtype, 0 where the sample weight is 0
+    seen: np.ndarray  # (2,) the stream's positives and negatives of positive weight after the batch
+
+
+_INEXACT = (
+    ": beyond 2**53, float64 cannot hold it exactly; an id or a timestamp in nanoseconds is no feature: drop the "
+    "column, or convert it to a number of useful scale first"
+)
+
+
+def _first_unfit(values: np.ndarray) -> tuple[int, str, str, type[Exception]] | None:
+    """The first entry of ``values`` (flat) that scikit-learn's conversion to float64 would round or fail on: its
+    index, the value, why (an integer beyond :data:`EXACT_INTEGERS`, a datetime or, in an object or text array, a
+    value that is not a number) and the error to raise (``TypeError`` for what is no number nor text, as NumPy)."""
+    if values.dtype.kind in "iu":
+        beyond = values > EXACT_INTEGERS
+        if values.dtype.kind == "i":
+            beyond |= values < -EXACT_INTEGERS
+        if beyond.any():
+            k = int(np.argmax(beyond))
+            return k, f"the integer {values[k]}", f" ({int(beyond.sum())} such value(s)){_INEXACT}", ValueError
+        return None
+    if values.dtype.kind in "mM" and values.size:
+        return (
+            0,
+            repr(values[0]),
+            ", a datetime or a duration, which is not a number: drop the column, or encode it "
+            "first (jcsol.TableEncoder's datetime=[...])",
+            TypeError,
+        )
+    if values.dtype.kind not in "OUS":
+        return None
+    for k, v in enumerate(values.tolist()):
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+            if abs(int(v)) > EXACT_INTEGERS:
+                return k, f"the integer {v}", _INEXACT, ValueError
+            continue
+        if v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and math.isnan(v)):
+            return k, repr(v), ", a missing value: fill or drop it first", ValueError
+        try:
+            float(v)
+        except (TypeError, ValueError, OverflowError) as err:
+            return k, repr(v), f", which is not a number ({err})", type(err)
+    return None
+
+
+def _row_in(column: Any, row: int) -> tuple[int, Any]:
+    return row, column
+
+
+def check_feature_values(X) -> None:
+    """Refuses, naming the row and the column, what scikit-learn's conversion of features to float64 would round
+    silently or fail on without saying where: integers beyond ``2**53`` (float64 cannot hold them exactly; such a
+    column is an id or a timestamp in nanoseconds, which no linear model should weigh) and, in object or text
+    columns, values that are not numbers. ``X``: a dense array, a SciPy sparse matrix, a pandas frame or an Arrow
+    table (each column as it is, before any upcast) or a list of rows."""
+    located: list[tuple[np.ndarray, Callable[[int], tuple[Any, Any]]]]  # values, and the row and column of one
+    if _sparse.issparse(X):
+        coo = X.tocoo()
+        located = [(coo.data, lambda k: (coo.row[k], coo.col[k]))]
+    elif hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas frame
+        located = [
+            (np.asarray(X.iloc[:, j].to_numpy()), functools.partial(_row_in, name)) for j, name in enumerate(X.columns)
+        ]
+    elif hasattr(X, "column_names") and hasattr(X, "column"):  # an Arrow table
+        located = [
+            (np.asarray(X.column(j).to_numpy()), functools.partial(_row_in, name))
+            for j, name in enumerate(X.column_names)
+        ]
+    else:
+        try:
+            dense = np.asarray(X)
+        except (ValueError, TypeError):  # ragged or odd input: scikit-learn's validation names the problem
+            return
+        if dense.ndim != 2:
+            return
+        width = dense.shape[1]
+        located = [(dense.ravel(), lambda k: divmod(k, width))]
+    for values, locate in located:
+        unfit = _first_unfit(values)
+        if unfit is not None:
+            k, what, why, error = unfit
+            row, column = locate(k)
+            column = column.item() if isinstance(column, np.generic) else column
+            raise error(f"X holds {what} at row {int(row)}, column {column!r}{why}")
+
+
+def _check_range(X, dtype) -> None:
+    """:func:`jcsol.stream.check_fits` of dense rows or of a CSR matrix's stored values (naming the row)."""
+    if not _sparse.issparse(X):
+        check_fits(X, dtype)
+        return
+    limit = np.finfo(dtype).max
+    beyond = np.abs(X.data) > limit
+    if beyond.any():
+        k = int(np.argmax(beyond))
+        row = int(np.searchsorted(X.indptr, k, side="right")) - 1
+        raise ValueError(
+            f"X has {int(beyond.sum())} value(s) beyond the range of {np.dtype(dtype).name} (±{limit:.4g}), "
+            f"the first at row {row} ({float(X.data[k])!r}); scale them down, or use float64"
+        )
+
+
+def _warn_row_scales(learner: Learner, X, dtype) -> None:
+    """A ``RuntimeWarning`` when rows not normalised (dense or sparse) are beyond the scales the learner's
+    arithmetic in ``dtype`` holds on (:func:`jcsol.base.beyond_row_scales`, the rule :func:`jcsol.run` warns by).
+    Normalised rows, of largest entry in ``[1/√d, 1]``, are always inside."""
+    message = beyond_row_scales(learner, SparseRows.from_scipy(X).values if _sparse.issparse(X) else X, dtype)
+    if message:
+        warnings.warn(f"{message}, or give normalize=True", RuntimeWarning, stacklevel=4)
+
+
+def _dense_blocks(X, normalize: bool, dtype) -> Iterator[np.ndarray]:
+    """The rows of ``X`` (dense or CSR) as ``dtype`` arrays, normalised if asked, in blocks of at most
+    :data:`BLOCK_BYTES` of float64 rows (a block of one row at least)."""
+    n, d = X.shape
+    step = max(1, BLOCK_BYTES // (8 * d))
+    for lo in range(0, n, step):
+        block = X[lo : lo + step]
+        block = np.asarray(block.toarray() if _sparse.issparse(block) else block, dtype=np.float64)
+        yield (l2_normalize(block) if normalize else block).astype(dtype)
+
+
+def _state_dtype(state) -> np.dtype:
+    """The float dtype of a model's state."""
+    return next(np.dtype(leaf.dtype) for leaf in jax.tree.leaves(state) if np.dtype(leaf.dtype).kind == "f")
+
+
+def _check_memory(learner: Learner, d: int, dtype) -> None:
+    """Refuses a model whose state would not fit in :data:`jcsol.engine.MEMORY_USABLE` of the free memory (as a run
+    is refused): three copies while learning (the scan's carry, the round's new state, the host's copy)."""
+    shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
+    state = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
+    need = 3 * state
+    usable = int(MEMORY_USABLE * available_memory())
+    if need > usable:
+        gib = 2.0**30
+        raise MemoryError(
+            f"{learner.name} with d={d} needs {state / gib:.2f} GiB of state, {need / gib:.1f} GiB while learning, "
+            f"more than the {usable / gib:.1f} GiB usable; {learner.too_large_hint()}"
+        )
+
+
+def in_dtype(obj: Any, dtype: np.dtype, what: str) -> Any:
+    """A learner or objective with its hyperparameters cast to ``dtype``, as a pass computes with them; refused,
+    naming ``what``, where the cast makes one 0 or infinite (``eta=1e-46`` in float32), which its own checks
+    refuse."""
+    with np.errstate(over="ignore", under="ignore"):
+        try:
+            return jax.tree.map(lambda v: np.asarray(v, dtype), obj)
+        except ValueError as err:
+            raise ValueError(f"{what} in {dtype.name}: {err}: beyond the range of {dtype.name}") from None
+
+
+def _same_label(given: Any, label: Any) -> bool:
+    """Whether a ``pos_label`` given names ``label``: equal, one value, and a bool exactly when ``label`` is one
+    (``True == 1`` in Python, yet ``True`` does not name the class ``1``)."""
+    flag = (bool, np.bool_)
+    return np.ndim(given) == 0 and isinstance(given, flag) == isinstance(label, flag) and bool(given == label)
+
+
+def _or_default(name: str, value: Any) -> Any:
+    """The parameter ``name`` (``"learner"`` or ``"objective"``) given as ``value``, or its default for ``None``."""
+    if value is not None:
+        return value
+    return COG() if name == "learner" else Sum()
 
 
 class OnlineClassifier(ClassifierMixin, BaseEstimator):
@@ -133,17 +350,43 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         pos_label: the label that becomes the +1 (rare) class; default: see *Labels*.
         class_weight: ``None``, ``"balanced"`` or a dict ``{label: weight}`` (missing labels weigh 1).
         dtype: ``"float32"`` (default) or ``"float64"`` (needs 64-bit JAX).
-        random_state: seed of the learner's initial state (int, ``RandomState`` or ``None``); the learners of
-            the papers start from ``w = 0`` and ignore it.
+        random_state: seed of the learner's initial state (``None``, an int in ``[0, 2**32)`` or a
+            ``numpy.random.RandomState``); the learners of the papers start from ``w = 0`` and ignore it.
+
+    **When the parameters are checked.** As scikit-learn's convention asks, ``__init__`` and ``set_params`` store
+    what they are given; ``fit`` and ``partial_fit`` check every parameter first, before they look at the data
+    or touch the model, and refuse a bad one with an error naming it. Nested fields are the exception:
+    ``set_params(learner__eta=-1)`` builds a new learner, whose own constructor refuses the value at once.
+    ``set_params`` sets all its parameters or, refusing one, none. ``predict``, ``decision_function`` and
+    ``score`` use the fitted model (``learner_``, ``state_``) and check only ``normalize``.
+
+    **Refused calls.** A call that raises leaves the estimator exactly as it was: the fitted attributes
+    (``state_``, ``classes_``, ``n_features_in_``, ``n_seen_``, …) and the parameters. Every argument is checked
+    before the model is touched, and an interruption during the pass restores the attributes held before it.
+    So a ``partial_fit`` after a refused first call is a first call. ``partial_fit`` refuses to continue a model
+    with a learner of another kind or other static options, or another ``dtype`` (changing float
+    hyperparameters, e.g. ``learner__eta``, continues it), and a ``pos_label`` other than ``pos_label_``.
 
     **Labels.** Any two labels; ``classes_`` holds them sorted. The +1 (rare) class of the learner is
     ``pos_label`` when given; otherwise, in ``fit``, the class with fewer rows in ``y`` (a tie: ``classes_[1]``);
     in ``partial_fit``, the class with fewer rows in the *first* call's ``y`` (a tie, e.g. when absent from both
     counts: ``classes_[1]``), kept for the rest of the stream. The choice is in ``pos_label_``. Pass
-    ``pos_label`` for streams whose first batch is not representative.
+    ``pos_label`` for streams whose first batch is not representative; it must equal a class and be a bool
+    exactly when the classes are (``True`` does not name the class ``1``).
     ``predict`` returns ``pos_label_`` where the score ``f = w·x >= 0`` (a score of exactly 0 predicts the +1
     class). ``decision_function`` follows scikit-learn's convention: positive means ``classes_[1]``,
     i.e. it is ``f`` if ``pos_label_ == classes_[1]`` and ``−f`` otherwise.
+
+    **Features.** Dense arrays, data frames and SciPy sparse matrices of any format (densified a block of rows
+    at a time, at most 128 MiB of rows a block), of real numbers. NaN, infinite values, complex numbers and empty
+    batches (0 rows, as scikit-learn's ``SGDClassifier`` refuses them) are refused by scikit-learn's validation.
+    Refused naming the row and the column: integers beyond ``2**53`` (ids, timestamps in nanoseconds), which
+    float64 cannot hold exactly, datetimes and durations, and, in object or text columns, values that are not
+    numbers (text, missing values, other objects). With ``normalize=False``, values beyond the range of
+    ``dtype`` are refused, and rows whose largest entry lies outside the learner's
+    :meth:`~jcsol.base.Learner.row_scales` (where its arithmetic underflows or overflows) warn, as in
+    :func:`jcsol.run`; normalised rows learn the same at any scale. No intercept is fitted (append a constant
+    feature, e.g. in a ``Pipeline``, to get one).
 
     **ρ.** ``ρ_t = ρ`` for a +1 example and ``1`` for a −1 example, times the row's sample weight:
 
@@ -162,7 +405,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     **sample_weight.** A row's weight ``s_t >= 0`` multiplies its ``ρ_t`` (so the type-II loss and its step are
     scaled by ``s_t``; the type-I margin target becomes ``s_t ρ_t``). A weight of 0 skips the row entirely: no
     step, and the row counts neither in ``T_p, T_n`` nor in the Laplace counts — zero weight ≡ removal, exactly.
-    It is *not* equivalent to repeating the row ``s_t`` times (that would be ``s_t`` steps).
+    It is *not* equivalent to repeating the row ``s_t`` times (that would be ``s_t`` steps). A positive weight
+    whose ``ρ_t = s_t·ρ`` is not a normal number of ``dtype`` (below about 1.2e-38 in float32, e.g. ``1e-46``,
+    which float32 rounds to 0: its step would underflow and the row teach nothing; or beyond its range) is
+    refused before the pass, naming the row, as is a ``ρ`` of ``class_weight`` or ``objective`` out of that
+    range. A pass after which the model is still ``w = 0`` although rows had a positive loss (updates that
+    underflowed) warns (``RuntimeWarning``), as does one that ends with non-finite weights (a diverged learner).
 
     **Hyperparameter search.** ``get_params(deep=True)`` lists the fields of the learner and of the objective
     as ``learner__<field>`` and ``objective__<field>`` (of the defaults when they are ``None``), and
@@ -178,9 +426,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     * ``check_class_weight_classifiers``: ``class_weight`` sets ρ, which reweights the updates of a one-pass
       linear model without intercept; it cannot shift the decision threshold far enough for that
       check's very noisy blobs (87% of predictions in the heavy class).
-
-    Sparse input is accepted and densified batch by batch. No intercept is fitted (append a constant feature,
-    e.g. in a ``Pipeline``, to get one).
 
     References: J. Wang, P. Zhao, S. C. H. Hoi, *Cost-Sensitive Online Classification*, ICDM 2012 (ρ and the
     losses); P. Zhao et al., *Adaptive Cost-Sensitive Online Classification*, TKDE (Laplace estimate of ρ).
@@ -216,18 +461,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     _NESTED = ("learner", "objective")
 
-    def _nested_default(self, name: str):
-        value = getattr(self, name)
-        if value is not None:
-            return value
-        return COG() if name == "learner" else Sum()
-
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters; with ``deep``, also ``learner__<field>`` and ``objective__<field>``."""
         params = super().get_params(deep=False)
         if deep:
             for name in self._NESTED:
-                value = self._nested_default(name)
+                value = _or_default(name, getattr(self, name))
                 if dataclasses.is_dataclass(value) and not isinstance(value, type):
                     for f in dataclasses.fields(value):
                         params[f"{name}__{f.name}"] = getattr(value, f.name)
@@ -236,22 +475,27 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def set_params(self, **params: Any) -> OnlineClassifier:
         """Sets parameters; ``learner__<field>=v`` replaces the (frozen) learner by ``learner.replace(<field>=v)``.
 
-        Whole objects (``learner=...``) are set first, then nested fields, so both may be given together.
+        Whole objects (``learner=...``) are set first, then nested fields, so both may be given together. All
+        are set, or none: an unknown name or a value a learner refuses raises before anything is set.
         """
+        valid = super().get_params(deep=False)
+        new: dict[str, Any] = {}
         nested: dict[str, dict[str, Any]] = {name: {} for name in self._NESTED}
-        direct: dict[str, Any] = {}
         for key, value in params.items():
             head, sep, field = key.partition("__")
             if sep and head in nested:
                 nested[head][field] = value
+            elif key in valid:
+                new[key] = value
             else:
-                direct[key] = value
-        if direct:
-            super().set_params(**direct)
+                raise ValueError(
+                    f"Invalid parameter {key!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {sorted(valid)!r}."
+                )
         for name, changes in nested.items():
             if not changes:
                 continue
-            base = self._nested_default(name)
+            base = _or_default(name, new[name] if name in new else getattr(self, name))
             if not (dataclasses.is_dataclass(base) and not isinstance(base, type)):
                 raise ValueError(
                     f"cannot set {', '.join(name + '__' + k for k in changes)}: {name}={base!r} is not a jcsol {name}"
@@ -263,12 +507,27 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                     f"invalid parameter {name}__{unknown[0]} for {type(base).__name__}; "
                     f"valid: {', '.join(sorted(known))}"
                 )
-            setattr(self, name, dataclasses.replace(base, **changes))
+            new[name] = dataclasses.replace(base, **changes)
+        for key, value in new.items():
+            setattr(self, key, value)
         return self
 
     # -- validation --------------------------------------------------------------------------------------
-    def _learner(self) -> Learner:
-        learner = COG() if self.learner is None else self.learner
+    @contextlib.contextmanager
+    def _all_or_nothing(self) -> Iterator[None]:
+        """A call that raises (a refusal, or an interruption during the pass) leaves every attribute as it was;
+        the attributes' arrays are replaced, never written in place, so their references are enough."""
+        before = dict(self.__dict__)
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _settings(self) -> _Settings:
+        """Every parameter checked, before any data is looked at."""
+        learner = _or_default("learner", self.learner)
         if not isinstance(learner, Learner):
             raise TypeError(f"learner must be a jcsol learner (e.g. jcsol.COG()), got {learner!r}")
         check_hyperparameters(learner)
@@ -278,73 +537,83 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 f"{learner.name} has array hyperparameters {grids}: OnlineClassifier trains one model; "
                 "use jcsol.run for grids, or GridSearchCV over scalar values"
             )
-        return learner
+        self._check_rho_parameters()
+        rs = self.random_state
+        if not (
+            rs is None
+            or isinstance(rs, np.random.RandomState)
+            or (isinstance(rs, (int, np.integer)) and not isinstance(rs, (bool, np.bool_)) and 0 <= rs < 2**32)
+        ):
+            raise ValueError(f"random_state must be None, an int in [0, 2**32) or a numpy RandomState, got {rs!r}")
+        dtype = self._dtype()
+        return _Settings(learner, in_dtype(learner, dtype, f"learner={learner!r}"), dtype, self._normalize())
+
+    def _normalize(self) -> bool:
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
+        return bool(self.normalize)
 
     def _dtype(self) -> np.dtype:
-        dtype = np.dtype(self.dtype)
+        try:
+            dtype = np.dtype(self.dtype)
+        except (TypeError, ValueError):
+            dtype = None
         if dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
         if dtype == np.float64 and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # a dynamic flag
             raise ValueError('dtype="float64" needs 64-bit JAX: jax.config.update("jax_enable_x64", True)')
         return dtype
 
-    def _rho_rule(self, incremental: bool) -> Objective:
-        """The objective whose ``weight`` gives ``ρ_t`` (before the sample weight), per the class docstring."""
+    def _check_rho_parameters(self) -> None:
+        """``objective`` and ``class_weight`` as far as they can be checked without the classes."""
         if self.class_weight is not None and self.objective is not None:
             raise ValueError("give either class_weight or objective, not both: both set ρ")
+        cw = self.class_weight
+        if isinstance(cw, str) and cw != "balanced" or not isinstance(cw, (str, dict, type(None))):
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        if isinstance(cw, dict):
+            for value in cw.values():
+                if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating)):
+                    raise ValueError(f"class_weight values must be numbers, got {cw!r}")
+                if not (math.isfinite(float(value)) and float(value) > 0):
+                    raise ValueError(f"class_weight values must be finite and > 0, got {cw!r}")
+        objective = self.objective
+        if objective is None:
+            return
+        if not isinstance(objective, (Sum, Cost)):
+            raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {objective!r}")
+        check_hyperparameters(objective)
+        if any(np.ndim(v) != 0 for v in objective.hyperparameters().values()):
+            raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
+
+    def _rho_source(self) -> str:
+        """What sets ρ, for messages."""
+        return f"class_weight={self.class_weight!r}" if self.class_weight is not None else "the objective"
+
+    def _rho_rule(self, incremental: bool) -> Objective:
+        """The objective whose ``weight`` gives ``ρ_t`` (before the sample weight), per the class docstring."""
         mode = "laplace" if incremental else "offline"
         cw = self.class_weight
-        if cw is not None:
-            if isinstance(cw, str):
-                if cw != "balanced":
-                    raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
-                return Sum(alpha_p=0.5, rho=mode)
-            if not isinstance(cw, dict):
-                raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        if cw == "balanced" or (cw is None and self.objective is None):
+            return Sum(alpha_p=0.5, rho=mode)
+        if isinstance(cw, dict):
             unknown = [k for k in cw if k not in self.classes_.tolist()]
             if unknown:
                 raise ValueError(f"class_weight has labels {unknown} that are not classes {self.classes_.tolist()}")
-            try:
-                w_pos = float(cw.get(self.pos_label_, 1.0))
-                w_neg = float(cw.get(self.neg_label_, 1.0))
-            except (TypeError, ValueError):
-                raise ValueError(f"class_weight values must be numbers, got {cw!r}") from None
-            if not (np.isfinite(w_pos) and np.isfinite(w_neg) and w_pos > 0 and w_neg > 0):
-                raise ValueError(f"class_weight values must be finite and > 0, got {cw!r}")
-            return _FixedRho(rho=w_pos / w_neg)
-        objective = self.objective
-        if objective is None:
-            return Sum(alpha_p=0.5, rho=mode)
-        if isinstance(objective, Sum):
-            for v in objective.hyperparameters().values():
-                if np.ndim(v) != 0:
-                    raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
-            return dataclasses.replace(objective, rho="laplace") if incremental else objective
-        if isinstance(objective, Cost):
-            if np.ndim(objective.c_p) != 0 or np.ndim(objective.c_n) != 0:
-                raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
-            return objective
-        raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {objective!r}")
-
-    def _features(self, X, reset: bool) -> np.ndarray:
-        X = _validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
-        return self._prepare(X)
-
-    def _prepare(self, X) -> np.ndarray:
-        if not isinstance(self.normalize, (bool, np.bool_)):
-            raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
-        if _sparse.issparse(X):
-            X = X.toarray()
-        X = np.asarray(X, dtype=np.float64)
-        if self.normalize:
-            X = l2_normalize(X)
-        check_fits(X, self._dtype())
-        return X.astype(self._dtype())
+            rho = float(cw.get(self.pos_label_, 1.0)) / float(cw.get(self.neg_label_, 1.0))
+            if not 0 < rho < math.inf:
+                raise ValueError(f"ρ = {rho:.4g} set by class_weight={cw!r} is not a positive finite number")
+            return _FixedRho(rho=rho)
+        if isinstance(self.objective, Sum) and incremental:
+            return dataclasses.replace(self.objective, rho="laplace")
+        return self.objective
 
     def _targets(self, X, y, reset: bool):
+        """``X`` (a float array or CSR matrix) and ``y``, validated."""
+        check_feature_values(X)
         X, y = _validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
         check_classification_targets(y)
-        return self._prepare(X), y
+        return X, y
 
     @staticmethod
     def _binary_only(classes, what: str) -> None:
@@ -354,16 +623,117 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 f"{what} holds {len(classes)} classes"
             )
 
+    def _stream_classes(self, classes) -> tuple[np.ndarray, bool]:
+        """The stream's two labels and whether this is its first call (scikit-learn's ``partial_fit`` rule)."""
+        given = None
+        if classes is not None:
+            if np.ndim(classes) != 1:
+                raise ValueError(f"classes must be a 1-D sequence of the stream's two labels, got {classes!r}")
+            if any(isinstance(c, float) and math.isnan(c) for c in list(classes)):
+                raise ValueError(f"classes={classes!r} holds NaN, which is no label")
+            try:
+                given = unique_labels(classes)
+            except ValueError as err:
+                raise ValueError(f"classes={classes!r} are not labels: {err}") from None
+            self._binary_only(given, "classes")
+            if len(given) < 2:
+                raise ValueError(f"classes must hold both classes of the stream, got {given.tolist()}")
+        if not hasattr(self, "classes_"):
+            if given is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            return given, True
+        if given is not None and given.tolist() != self.classes_.tolist():
+            raise ValueError(
+                f"classes={given.tolist()} is not the same as on the last call to partial_fit, was: "
+                f"{self.classes_.tolist()}"
+            )
+        return self.classes_, False
+
     def _choose_labels(self, classes: np.ndarray, y: np.ndarray) -> None:
         if self.pos_label is not None:
-            if self.pos_label not in classes.tolist():
+            same = [i for i, c in enumerate(classes) if _same_label(self.pos_label, c)]
+            if not same:
                 raise ValueError(f"pos_label={self.pos_label!r} is not one of the classes {classes.tolist()}")
-            pos = self.pos_label
+            i = same[0]
         else:
             n0, n1 = (np.sum(y == c) for c in classes)
-            pos = classes[0] if n0 < n1 else classes[1]
-        self.pos_label_ = pos
-        self.neg_label_ = classes[1] if pos == classes[0] else classes[0]
+            i = 0 if n0 < n1 else 1
+        self.pos_label_ = classes[i]
+        self.neg_label_ = classes[1 - i]
+
+    def _check_continues(self, learner: Learner, dtype: np.dtype) -> None:
+        """Refuses a ``partial_fit`` whose parameters cannot continue the model fitted so far."""
+        model = _state_dtype(self.state_)
+        if dtype != model:
+            raise ValueError(
+                f"dtype={self.dtype!r} differs from the model's {model.name}: call fit to start over in {dtype.name}"
+            )
+        if type(learner) is not type(self.learner_) or learner.options() != self.learner_.options():
+            expected = jax.eval_shape(lambda: learner.init(self.n_features_in_, jax.random.key(0), dtype))
+            layout = jax.tree.map(lambda a: (tuple(np.shape(a)), np.dtype(a.dtype)), expected)
+            same = layout == jax.tree.map(lambda a: (tuple(np.shape(a)), np.dtype(a.dtype)), self.state_)
+        else:  # the same kind and static options: the same state (its float hyperparameters may differ)
+            same = True
+        if not same:
+            raise ValueError(
+                f"learner={learner!r} cannot continue the model of {self.learner_!r}: their states differ; "
+                "call fit to start over with it"
+            )
+        if self.pos_label is not None and not _same_label(self.pos_label, self.pos_label_):
+            chosen = np.asarray(self.pos_label_).tolist()
+            raise ValueError(
+                f"pos_label={self.pos_label!r} differs from pos_label_={chosen!r}, the +1 class of the stream so far; "
+                "call fit to start over with it"
+            )
+
+    def _batch(self, X, y, sample_weight, incremental: bool, settings: _Settings) -> _Batch:
+        """Checks the sample weights and each row's ``ρ_t``, and the rows' range, before the model is touched."""
+        dtype = settings.dtype
+        if not settings.normalize:
+            _check_range(X, dtype)
+        sw = _sample_weight(sample_weight, X)
+        check_fits(sw, dtype, "sample_weight")
+        signs = np.where(y == self.pos_label_, 1, -1).astype(np.int8)
+        active = sw > 0
+        positive = signs > 0
+        totals = np.array([np.sum(active & positive), np.sum(active & ~positive)], np.int64)
+        objective = self._rho_rule(incremental)
+        if objective.needs_both_classes() and (totals == 0).any():
+            which = self.pos_label_ if totals[0] == 0 else self.neg_label_
+            raise ValueError(
+                f"no row of class {which!r} has a positive sample_weight, so ρ = α_p·T_n/(α_n·T_p) "
+                "is undefined with a single class; use Sum(rho='laplace'), Cost(...) or class_weight"
+            )
+        start = self.n_seen_ if incremental and hasattr(self, "n_seen_") else np.zeros(2, np.int64)
+        seen = start + np.cumsum(np.stack([active & positive, active & ~positive], axis=1), axis=0)
+        n, pad = len(signs), _min_bucket(len(signs)) - len(signs)
+        rho, rho_t = _rhos(
+            in_dtype(objective, dtype, f"ρ set by {self._rho_source()}"),
+            np.pad(positive, (0, pad)),
+            np.pad(np.minimum(seen, COUNT_MAX), ((0, pad), (0, 0))).astype(np.int32),
+            np.minimum(totals, COUNT_MAX).astype(np.int32),
+            np.pad(sw, (0, pad)).astype(dtype),
+        )
+        rho, rho_t = np.asarray(rho)[:n], np.asarray(rho_t)[:n]
+        info = np.finfo(dtype)
+        bad = active & ~((rho >= info.tiny) & (rho <= info.max))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"ρ = {float(rho[i]):.4g} set by {self._rho_source()} for row {i} is not a normal {dtype.name} number "
+                f"(from {info.tiny:.4g} to {info.max:.4g}): make the costs less extreme, or use float64"
+            )
+        bad = active & ~((rho_t >= info.tiny) & (rho_t <= info.max))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"sample_weight has {int(bad.sum())} positive value(s) whose ρ_t = s_t·ρ is not a normal "
+                f"{dtype.name} number (from {info.tiny:.4g} to {info.max:.4g}): the first at row {i}, "
+                f"s_t = {float(sw[i])!r}, ρ_t = {float(rho_t[i]):.4g}, whose update would "
+                f"{'underflow to 0 and teach nothing' if rho_t[i] < info.tiny else 'overflow'}; rescale the "
+                "weights, give 0 to skip a row, or use float64"
+            )
+        return _Batch(X, signs, np.where(active, rho_t, 0).astype(dtype), start + totals)
 
     # -- training ----------------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -377,18 +747,22 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         Returns:
             self
         """
-        X, y = self._targets(X, y, reset=True)
-        classes = np.unique(y)
-        self._binary_only(classes, "y")
-        if len(classes) < 2:
-            raise ValueError(
-                f"y holds a single class ({classes[0]!r}); fit needs both classes. To start a stream "
-                "with one class, use partial_fit(X, y, classes=[a, b])"
-            )
-        self.classes_ = classes
-        self._choose_labels(classes, y)
-        self._reset(X.shape[1])
-        return self._pass(X, y, sample_weight, incremental=False)
+        with self._all_or_nothing():
+            settings = self._settings()
+            X, y = self._targets(X, y, reset=True)
+            classes = np.unique(y)
+            self._binary_only(classes, "y")
+            if len(classes) < 2:
+                raise ValueError(
+                    f"y holds a single class ({classes[0]!r}); fit needs both classes. To start a stream "
+                    "with one class, use partial_fit(X, y, classes=[a, b])"
+                )
+            self.classes_ = classes
+            self._choose_labels(classes, y)
+            batch = self._batch(X, y, sample_weight, False, settings)
+            self._start(settings, X.shape[1])
+            self._learn(batch, settings)
+        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continues the online pass over the rows of ``X`` in order, keeping the model of earlier calls.
@@ -403,68 +777,85 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         Returns:
             self
         """
-        if classes is not None:
-            given = np.unique(classes)
-            self._binary_only(given, "classes")
-            if len(given) < 2:
-                raise ValueError(f"classes must hold both classes of the stream, got {given.tolist()}")
-        first = _check_partial_fit_first_call(self, classes)
-        X, y = self._targets(X, y, reset=first)
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
-            raise ValueError(f"y holds labels {unknown.tolist()} not in classes {self.classes_.tolist()}")
-        if first:
-            self._choose_labels(self.classes_, y)
-            self._reset(X.shape[1])
-        return self._pass(X, y, sample_weight, incremental=True)
+        with self._all_or_nothing():
+            settings = self._settings()
+            classes, first = self._stream_classes(classes)
+            X, y = self._targets(X, y, reset=first)
+            known = set(classes.tolist())
+            unknown = sorted({label for label in np.unique(y).tolist() if label not in known}, key=repr)
+            if unknown:
+                raise ValueError(f"y holds labels {unknown} not in classes {classes.tolist()}")
+            if first:
+                self.classes_ = classes
+                self._choose_labels(classes, y)
+            else:
+                self._check_continues(settings.learner, settings.dtype)
+            batch = self._batch(X, y, sample_weight, True, settings)
+            if first:
+                self._start(settings, X.shape[1])
+            self._learn(batch, settings)
+        return self
 
-    def _reset(self, d: int) -> None:
-        learner = self._learner()
+    def _start(self, settings: _Settings, d: int) -> None:
+        """The model before the first row (the last step before the pass: it draws from ``random_state``)."""
+        _check_memory(settings.learner, d, settings.dtype)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        state = learner.init(d, jax.random.key(seed), self._dtype())
+        state = settings.learner.init(d, jax.random.key(seed), settings.dtype)
         self.state_ = jax.tree.map(np.asarray, state)
         self.n_seen_ = np.zeros(2, np.int64)
 
-    def _pass(self, X: np.ndarray, y: np.ndarray, sample_weight, incremental: bool):
-        learner = self._learner()
-        dtype = self._dtype()
-        sw = _sample_weight(sample_weight, X)
-        signs = np.where(y == self.pos_label_, 1.0, -1.0)
-        active = sw > 0
-        totals = np.array([np.sum(active & (signs > 0)), np.sum(active & (signs < 0))], np.int64)
-        objective = self._rho_rule(incremental)
-        if objective.needs_both_classes() and (totals == 0).any():
-            which = self.pos_label_ if totals[0] == 0 else self.neg_label_
-            raise ValueError(
-                f"no row of class {which!r} has a positive sample_weight, so ρ = α_p·T_n/(α_n·T_p) "
-                "is undefined with a single class; use Sum(rho='laplace'), Cost(...) or class_weight"
+    def _learn(self, batch: _Batch, settings: _Settings) -> None:
+        """The pass over a checked batch, a block of rows per compiled call; warns of rows beyond the learner's
+        scales, and of a model that underflowed (still ``w = 0`` after rows with a positive loss) or diverged."""
+        learner, dtype = settings.learner, settings.dtype
+        if not settings.normalize:
+            _warn_row_scales(learner, batch.X, dtype)
+        state, pushing, lo = self.state_, 0, 0
+        still = not np.any(np.asarray(learner.weights(state)))
+        for rows in _dense_blocks(batch.X, settings.normalize, dtype):
+            hi = lo + len(rows)
+            pad = _min_bucket(len(rows)) - len(rows)
+            state, pushed = _consume(
+                settings.working,
+                state,
+                np.pad(rows, ((0, pad), (0, 0))),
+                np.pad(batch.signs[lo:hi], (0, pad), constant_values=-1).astype(dtype),
+                np.pad(batch.rho[lo:hi], (0, pad)),
             )
-        n, bucket = len(signs), _min_bucket(len(signs))
-        pad = bucket - n
-        Xp = np.pad(X, ((0, pad), (0, 0))).astype(dtype)
-        yp = np.pad(signs, (0, pad), constant_values=-1.0).astype(dtype)
-        wp = np.pad(sw, (0, pad)).astype(dtype)
-        flat = lambda tree: jax.tree.map(lambda v: np.asarray(v, dtype), tree)
-        state, seen = _consume(
-            flat(learner),
-            flat(objective),
-            self.state_,
-            self.n_seen_.astype(np.int32),
-            totals.astype(np.int32),
-            Xp,
-            yp,
-            wp,
-        )
+            pushing, lo = pushing + int(pushed), hi
         self.state_ = jax.tree.map(np.asarray, state)
-        self.n_seen_ = np.asarray(seen, np.int64)
-        return self
+        self.n_seen_ = batch.seen
+        self.learner_ = learner
+        weights = np.asarray(learner.weights(self.state_))
+        if not np.all(np.isfinite(weights)):
+            warnings.warn(
+                f"{learner.name} ended this pass with non-finite weights (the learner diverged: its scores are "
+                "NaN and its predictions meaningless): lower its step size, normalise the rows or rescale the "
+                "sample weights",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        elif still and pushing and not np.any(weights):
+            warnings.warn(
+                f"{learner.name} is still w = 0 after {pushing} row(s) with a positive loss: their updates "
+                f"underflowed to 0 in {dtype.name} (rows, sample weights or step size too small); rescale them, "
+                "or use float64",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     # -- prediction --------------------------------------------------------------------------------------
     def _scores(self, X) -> np.ndarray:
         """``f = w·x`` of the rows of ``X`` (positive: the +1 class ``pos_label_``)."""
         check_is_fitted(self, "state_")
-        X = self._features(X, reset=False)
-        return np.asarray(_score(self._learner(), self.state_, jnp.asarray(X)), dtype=np.float64)
+        normalize = self._normalize()
+        check_feature_values(X)
+        X = _validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        dtype = _state_dtype(self.state_)
+        if not normalize:
+            _check_range(X, dtype)
+        blocks = [_score(self.learner_, self.state_, rows) for rows in _dense_blocks(X, normalize, dtype)]
+        return np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks])
 
     def decision_function(self, X) -> np.ndarray:
         """Scores oriented as scikit-learn's: ``> 0`` means ``classes_[1]``. Shape ``(n,)``."""
@@ -480,8 +871,13 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def coef_(self) -> np.ndarray:
         """The weights ``(1, d)`` of a linear learner, oriented like :meth:`decision_function`.
 
-        They apply to the features as the learner sees them: L2-normalised rows when ``normalize=True``.
+        They apply to the features as the learner sees them: L2-normalised rows when ``normalize=True``. A
+        kernel learner (KOIL, the budget learners) has none: ``AttributeError``.
         """
         check_is_fitted(self, "state_")
-        w = np.asarray(self._learner().weights(self.state_), dtype=np.float64)
+        if not is_linear(self.learner_):
+            raise AttributeError(
+                f"coef_: {self.learner_.name} scores by a kernel over stored rows, not by weights of the features"
+            )
+        w = np.asarray(self.learner_.weights(self.state_), dtype=np.float64)
         return (w if self.pos_label_ == self.classes_[1] else -w)[None, :]

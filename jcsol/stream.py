@@ -148,7 +148,7 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
             if columns_once:
                 _check_unique_columns(indices, values)
         return SparseRows(indices.astype(np.int32), values, int(X.n_features))
-    X = np.asarray(X)
+    X = as_numbers(X, "X")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (examples × features), got shape {X.shape}")
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
@@ -157,6 +157,64 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
         raise ValueError(f"X has no features (shape {X.shape})")
     _check_finite(X)
     return X
+
+
+def as_numbers(values: Any, what: str) -> np.ndarray:
+    """``values`` as a NumPy array, refusing with a message naming ``what`` what NumPy would refuse or misread.
+
+    * ragged nested lists are refused (NumPy's message names no argument);
+    * a pandas DataFrame: every column must hold numbers (NumPy's, or pandas' nullable ``Int64``/``Float64``,
+      whose missing values become NaN, refused by the checks that follow); a column of booleans or datetimes is
+      refused naming the column, one of objects (text, categories) entry by entry as below (encode such
+      columns with :class:`jcsol.TableEncoder`);
+    * an object array (pandas' ``.values`` of mixed columns) becomes float64 when every entry is a real number
+      (a missing value, ``None`` or ``pd.NA``, becomes NaN); an entry of another type (a string, a bool, a
+      date) is refused, naming it and its row.
+    """
+    if type(values).__module__.startswith("pandas") and hasattr(values, "dtypes") and hasattr(values, "columns"):
+        columns = []
+        for j, (name, dtype) in enumerate(values.dtypes.items()):  # by position: a repeated name is one column
+            column = values.iloc[:, j]
+            kind = getattr(dtype, "kind", "O")
+            if kind in "iuf":
+                columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            elif kind == "O":  # text, categories, Python objects: numbers only, each entry checked
+                columns.append(as_numbers(column.to_numpy(dtype=object), f"{what}: column {name!r}"))
+            else:
+                raise TypeError(
+                    f"{what}: column {name!r} holds {dtype} values, not numbers; encode it first "
+                    "(jcsol.TableEncoder) or drop it"
+                )
+        return np.column_stack(columns) if columns else np.zeros((len(values), 0))
+    try:
+        array = np.asarray(values)
+    except ValueError:
+        raise ValueError(f"{what} is ragged: its rows must all have the same length") from None
+    if array.dtype != object:
+        return array
+    flat = array.ravel()
+    missing = np.frompyfunc(_is_missing, 1, 1)(flat).astype(bool) if flat.size else np.zeros(0, bool)
+    real = np.frompyfunc(_is_real, 1, 1)(flat).astype(bool) if flat.size else np.zeros(0, bool)
+    bad = ~(missing | real)
+    if bad.any():
+        at = int(np.argmax(bad))
+        row = np.unravel_index(at, array.shape)[0] if array.ndim else 0
+        raise TypeError(
+            f"{what} must hold real numbers; its object entries include {flat[at]!r} "
+            f"({type(flat[at]).__name__}) at row {row}"
+        )
+    out = np.empty(flat.shape, np.float64)
+    out[missing] = np.nan
+    out[real] = [float(v) for v in flat[real]]
+    return out.reshape(array.shape)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or type(value).__name__ in ("NAType", "NaTType") and not isinstance(value, np.generic)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def is_scipy_sparse(X) -> bool:
@@ -261,15 +319,22 @@ def check_labels(y) -> np.ndarray:
     and every other stream's labels: labels in ``{-1, +1}`` are kept, labels in ``{0, 1}`` are read as
     ``1 → +1`` and ``0 → −1``; anything else (booleans, other values, both encodings mixed) is refused, naming the
     values."""
-    y = np.asarray(y)
+    raw = np.asarray(y) if type(y).__module__.startswith("pandas") else y
+    if isinstance(raw, np.ndarray) and raw.dtype.kind in "USO" and raw.size and isinstance(raw.flat[0], str):
+        raise TypeError(
+            f"y must be numeric ±1 labels, got text labels ({str(raw.flat[0])!r}, …); map them first, e.g. with "
+            "jcsol.datasets.binarize(y, positive=...)"
+        )
+    y = as_numbers(raw, "y")
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.dtype == bool:
         raise ValueError("y is boolean; map it to ±1 explicitly (+1 is the rare class), e.g. np.where(y, 1, -1)")
-    if not np.issubdtype(y.dtype, np.number):
+    if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
         raise TypeError(f"y must be numeric ±1 labels, got dtype {y.dtype}")
     if y.size and not np.all(np.isfinite(y)):
-        raise ValueError("y has NaN or infinite labels")
+        row = int(np.argmax(~np.isfinite(y)))
+        raise ValueError(f"y has NaN (a missing label) or infinite labels, the first at row {row} ({float(y[row])})")
     labels = np.unique(y)
     if np.isin(labels, (-1, 1)).all():
         return y.astype(np.int8)

@@ -380,8 +380,6 @@ def test_bad_tables_are_refused_before_any_update():
     enc = TableEncoder(NUMERIC, CATEGORICAL, label="fraud")
     cases = [
         ([{k: v for k, v in r.items() if k != "age"} for r in records], ValueError, r"column\(s\) \['age'\] not in"),
-        ([], ValueError, "the table is empty"),
-        (pd.DataFrame(columns=NUMERIC + CATEGORICAL), ValueError, "the table is empty"),
         (
             [dict(r, age="old") if i == 4 else r for i, r in enumerate(records)],
             ValueError,
@@ -391,7 +389,7 @@ def test_bad_tables_are_refused_before_any_update():
         (
             pa.Table.from_pylist(records).set_column(1, "age", pa.array(["1"] * 20)),
             ValueError,
-            "non-numeric Arrow type string",
+            "numeric column 'age' holds the non-numeric value '1' at row 0",
         ),
         (
             [dict(r, amount=float("inf")) if i == 9 else r for i, r in enumerate(records)],
@@ -400,7 +398,7 @@ def test_bad_tables_are_refused_before_any_update():
         ),
         (records + [["not", "a", "dict"]], TypeError, "records must be dicts"),
         ({"amount": [1.0]}, TypeError, "a pandas DataFrame, a pyarrow Table or a list of dict records"),
-        ([dict(r, merchant=["a"]) for r in records], TypeError, "categorical values must be hashable"),
+        ([dict(r, merchant=["a"]) for r in records], TypeError, r"column 'merchant' holds \['a'\] at row 0"),
         (
             [dict(r, amount=1e200) if i == 7 else r for i, r in enumerate(records)],
             ValueError,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jcsol
-from jcsol import cli, report
+from jcsol import cli, files, report
 from jcsol.files import atomic_write
 
 
@@ -62,3 +62,38 @@ def test_unwritable_folders_are_refused_before_any_work(monkeypatch, tmp_path, g
         jcsol.datasets.RowStore.build(source, folder / "store")
     assert cli.main(["run", "--data", "german", "--perms", "2", "--csv", str(folder / "out.csv")]) == 2
     assert "not writable" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, MemoryError])
+def test_an_interrupted_write_leaves_no_temporary(tmp_path, interruption):
+    target = tmp_path / "out.bin"
+    with pytest.raises(interruption):
+        with atomic_write(target) as fh:
+            fh.write(b"half")
+            raise interruption()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_target_where_nothing_can_be_written_is_named_before_the_temporary_is_made(tmp_path):
+    for target, error, match in [
+        (tmp_path, IsADirectoryError, f"file {tmp_path} is a directory"),
+        (tmp_path / "absent" / "out.bin", FileNotFoundError, f"file {tmp_path / 'absent' / 'out.bin'}: folder"),
+    ]:
+        with pytest.raises(error, match=match):
+            with atomic_write(target) as fh:
+                pytest.fail(f"opened {fh.name}")
+    assert os.listdir(tmp_path) == []
+
+
+def test_stale_temporaries_of_dead_writers_of_this_host_are_removed(tmp_path):
+    host = files.socket.gethostname()
+    dead = 2**22 + 12345  # above Linux's largest pid: no such process
+    stale = tmp_path / f"out.bin.tmp-{host}-{dead}-7"
+    mine = tmp_path / f"out.bin.tmp-{host}-{os.getpid()}-7"
+    foreign = tmp_path / "out.bin.tmp-elsewhere-7-7"
+    for each in (stale, mine, foreign):
+        each.write_bytes(b"torn")
+    assert files.remove_stale_temporaries(tmp_path / "out.bin") == [stale.name]
+    with atomic_write(tmp_path / "out.bin") as fh:
+        fh.write(b"whole")
+    assert sorted(os.listdir(tmp_path)) == sorted(["out.bin", mine.name, foreign.name])

@@ -206,8 +206,8 @@ def test_declared_batch_sizes_learn_in_one_scan_with_the_same_bits(stream):
     assert_same_as_run(live, learner, X, y, scores)
     served = live.predict(X[:7])  # scored unpadded, as one call of size 7
     np.testing.assert_array_equal(served, live.scores(X[:7])[:, live.served])
-    for bad in ((0,), (2.5,), (True,)):
-        with pytest.raises(ValueError, match="batch_sizes"):
+    for bad, error in (((0,), ValueError), ((2.5,), TypeError), ((True,), TypeError)):
+        with pytest.raises(error, match="batch_sizes must be an integer"):
             Live(learner, batch_sizes=bad)
 
 
@@ -403,9 +403,7 @@ def test_store_policy(stream):
         live.predict(X[6:7], ids=["e3"])
     with pytest.raises(ValueError, match="repeated within the batch"):
         live.predict(X[6:8], ids=["x", "x"])
-    with pytest.raises(TypeError, match="ids mix integers and strings"):
-        live.predict(X[6:8], ids=[7, "e7"])  # NumPy would make 7 the string "7"
-    with pytest.raises(TypeError, match="ids must be integers or strings, got dtype float64"):
+    with pytest.raises(TypeError, match=r"ids must be integers or strings; id 7.0 \(at position 0"):
         live.predict(X[6:8], ids=[7.0, 8.0])
     with pytest.raises(OverflowError, match="larger than the store"):
         live.predict(X[:9], ids=[f"b{i}" for i in range(9)])
@@ -617,8 +615,10 @@ def test_bad_input_is_refused_before_any_work(stream):
         Live(jcsol.COG(), select="best")
     with pytest.raises(ValueError, match="forgetting"):
         Live(jcsol.COG(), forgetting=1.5)
-    with pytest.raises(MemoryError, match="auc_window=100000000000 keeps .* 11 configurations: 4191.0 GiB"):
-        Live(jcsol.COG(eta=jcsol.decades()), auc_window=10**11)  # checked before the board is made
+    with pytest.raises(ValueError, match=r"auc_window must be an integer in \[1, 2147483648\)"):
+        Live(jcsol.COG(eta=jcsol.decades()), auc_window=10**11)  # the board's slots are int32
+    with pytest.raises(MemoryError, match="auc_window=2147483647 keeps .* 1000 configurations: 8002.0 GiB"):
+        Live(jcsol.COG(eta=np.geomspace(1e-3, 1e3, 1000)), auc_window=2**31 - 1)  # checked before the board is made
     live = Live(jcsol.COG(eta=np.array([0.1, 1.0])))
     live.learn(X[:10], y[:10])
     with pytest.raises(ValueError, match="features"):

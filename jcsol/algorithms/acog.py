@@ -12,7 +12,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, concrete_values, hyperparameter, pytree_dataclass
+from ..base import (
+    Example,
+    Learner,
+    StepInfo,
+    choice,
+    concrete_values,
+    covariance_row_scales,
+    hyperparameter,
+    normal_row_scales,
+    pytree_dataclass,
+)
 from ..linalg import SparseVector, Vector, add_scaled, add_scaled_square, densify, dot, weighted_squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
@@ -91,6 +101,9 @@ class ACOG(Learner[ACOGState]):
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (ACOG-diag, O(d) memory per run) or fewer runs"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # the full covariance update cancels
+        return normal_row_scales(dtype) if self.diagonal else covariance_row_scales(dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> ACOGState:
         sigma = jnp.ones(d, dtype) if self.diagonal else jnp.eye(d, dtype=dtype)

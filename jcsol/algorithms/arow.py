@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, covariance_row_scales, hyperparameter, pytree_dataclass
 
 
 class AROWState(NamedTuple):
@@ -44,6 +44,9 @@ class AROW(Learner[AROWState]):
 
     def too_large_hint(self) -> str:
         return "use fewer runs (AROW keeps a d × d covariance per run)"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its covariance update cancels beyond
+        return covariance_row_scales(dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> AROWState:
         return AROWState(mu=jnp.zeros(d, dtype), sigma=jnp.eye(d, dtype=dtype))

@@ -18,7 +18,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StateT, StepInfo, choice, hyperparameter, pytree_dataclass
-from .kernels import KINDS, kernel_matrix
+from .kernels import KINDS, kernel_matrix, kernel_row_scales
 from .koil import draw, key_data
 
 
@@ -33,7 +33,10 @@ class _KernelBudget(Learner[StateT]):
     """Shared parts: kernel, budget, the score of the expansion."""
 
     weights_field = "alpha"
-    budget: int  # a field of every subclass
+    budget: int  # fields of every subclass
+    kernel: str
+    sigma: ArrayLike
+    degree: int
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -42,6 +45,9 @@ class _KernelBudget(Learner[StateT]):
 
     def _kern(self, A, B):
         return kernel_matrix(self.kernel, A, B, sigma=self.sigma, degree=self.degree, coef0=self.coef0)
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:
+        return kernel_row_scales(self.kernel, self.sigma, self.degree, d, dtype)
 
     def _occupied(self, size):
         return jnp.arange(self.budget) < size

@@ -11,7 +11,7 @@ import numpy as np
 from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, normal_row_scales, pytree_dataclass
 
 #: Variance floor of the guarded update, relative to ``‖x_t‖²`` (the variance of ``x_t`` under ``Σ_1 = I``).
 VARIANCE_FLOOR = 1e-6
@@ -220,6 +220,9 @@ class SCW2(_CWBase):
     @property
     def name(self) -> str:
         return "SCW-II"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # γ_t holds m_t² v_t²: fourth powers
+        return normal_row_scales(dtype, 4)
 
     def step(self, state: CWState, ex: Example) -> tuple[CWState, StepInfo]:
         return _cw_family_step(state, ex, self.eta, self.C, "SCW-II")

@@ -81,6 +81,7 @@ from ..base import (
     choice,
     concrete_values,
     count_one,
+    covariance_row_scales,
     hyperparameter,
     pytree_dataclass,
 )
@@ -440,6 +441,9 @@ class CWNoBuffer(Learner[CWNoBufferState]):
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run) or fewer runs"
 
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its covariance update cancels beyond
+        return covariance_row_scales(dtype)
+
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWNoBufferState:
         return CWNoBufferState(mu=jnp.zeros(d, dtype), root=_init_cov(d, self.diagonal, dtype))
 
@@ -554,6 +558,9 @@ class CWCVaR(Learner[CWCVaRState]):
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its covariance update cancels beyond
+        return covariance_row_scales(dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWCVaRState:
         costs, seen, k = _init_buffer(self.buffer_size, key, dtype)
@@ -673,6 +680,9 @@ class CWRobust(Learner[CWRobustState]):
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (O(d) memory per run), a smaller buffer_size, or fewer runs"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its covariance update cancels beyond
+        return covariance_row_scales(dtype)
 
     def _prior(self, d: int, dtype):
         nu = _prior_vector(self.prior_mean, d, 0.0, "prior_mean", dtype)

@@ -52,7 +52,16 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..base import (
+    Example,
+    Learner,
+    StepInfo,
+    choice,
+    covariance_row_scales,
+    hyperparameter,
+    normal_row_scales,
+    pytree_dataclass,
+)
 from .cw import check_confidence
 
 #: The forms of the covariance: the full matrix and the two diagonal approximations.
@@ -115,6 +124,9 @@ class CWVar(Learner[CWVarState]):
 
     def too_large_hint(self) -> str:
         return "use covariance='project' or 'drop' (O(d) memory per run) or fewer runs"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # the full and projected updates cancel
+        return normal_row_scales(dtype) if self.covariance == "drop" else covariance_row_scales(dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> CWVarState:
         if self.covariance == "full":

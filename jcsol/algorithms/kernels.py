@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..base import concrete_values, normal_row_scales
+
 KINDS = ("gaussian", "polynomial", "linear")
 MAX_POOL_DEGREE = 5
 
@@ -51,6 +53,30 @@ def kernel_matrix(kind: str, A: jax.Array, B: jax.Array, *, sigma=1.0, degree: i
     if kind == "polynomial":
         return (dot + coef0) ** int(degree)
     raise ValueError(f"unknown kernel kind {kind!r}; choose from {', '.join(KINDS)}")
+
+
+def kernel_row_scales(kind: str, sigma, degree: int, d: int, dtype) -> tuple[float, float]:
+    """:meth:`jcsol.base.Learner.row_scales` of a learner on the kernel ``kind`` (σ the learner's, an array for a
+    grid) over rows of at most ``d`` non-zero entries.
+
+    Gaussian: rows of entries at most ``m`` are at most ``2m√d`` apart, so ``‖x − x'‖²/(2σ²) <= 2m²d/σ²``. Above
+    ``σ √(ln(1/tiny)/(2d))`` (about 1.3 for σ = 1 and 24 entries in float32) a kernel value can underflow to 0,
+    below ``σ ε^(1/4)/√(2d)`` (about 3e-3) it rounds to 1 with fewer than half its digits: rows then look
+    unrelated or alike to the learner, where float64 tells them apart. A grid of widths takes the range of all
+    of them together (a protocol that selects σ tries widths that do not suit the rows on purpose): from the
+    narrowest width's lower end to the widest's upper end. Polynomial: products of ``2p`` entries
+    (:func:`jcsol.base.normal_row_scales` of power ``2p``); linear: of two.
+    """
+    if kind == "polynomial":
+        return normal_row_scales(dtype, 2 * int(degree))
+    if kind != "gaussian":
+        return normal_row_scales(dtype)
+    info = np.finfo(dtype)
+    widths = concrete_values(sigma)
+    widths = np.ones(1) if widths is None else widths.ravel()
+    lo = float(widths.min() * info.eps**0.25 / np.sqrt(2 * d))
+    hi = float(widths.max() * np.sqrt(np.log(1 / info.tiny) / (2 * d)))
+    return lo, hi
 
 
 def kernel_numpy(kind: str, A: np.ndarray, B: np.ndarray, *, sigma=1.0, degree: int = 2, coef0=0.0) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
-from .kernels import KINDS, kernel_matrix, mkl_pool, pool_kernel, pool_members
+from .kernels import KINDS, kernel_matrix, kernel_row_scales, mkl_pool, pool_kernel, pool_members
 
 POLICIES = ("RS++", "FIFO++", "RS", "FIFO")
 PAIR_LOSSES = ("hinge", "smooth")
@@ -332,6 +332,9 @@ class KOIL(Learner[KOILState]):
 
     def _kern(self, A, B):
         return kernel_matrix(self.kernel, A, B, sigma=self.sigma, degree=self.degree, coef0=self.coef0)
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:
+        return kernel_row_scales(self.kernel, self.sigma, self.degree, d, dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> KOILState:
         return KOILState(*empty_buffers(self.budget_pos, self.budget_neg, d, dtype), key=key_data(key))

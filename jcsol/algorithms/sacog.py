@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, hyperparameter, pytree_dataclass
+from ..base import Example, Learner, StepInfo, choice, covariance_row_scales, hyperparameter, pytree_dataclass
 from ..linalg import SparseVector, Vector, add_scaled, densify, dot, one_matrix_at_a_time, squared_norm
 from ..objective import LOSSES, cost_sensitive_loss
 
@@ -211,6 +211,9 @@ class SACOG(Learner[SACOGState]):
     def too_large_hint(self) -> str:
         return "use SSACOG (O(m·nnz) time per round) or fewer runs"
 
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its covariance update cancels beyond
+        return covariance_row_scales(dtype)
+
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> SACOGState:
         vt = initial_directions(key, d, self.m, dtype)
         grad = jnp.zeros((d if self.sketch_every > 1 else 0, self.m), dtype)
@@ -372,6 +375,9 @@ class SSACOG(Learner[SSACOGState]):
     @property
     def name(self) -> str:
         return f"SSACOG-{self.loss}"
+
+    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:  # its sketched covariance cancels beyond
+        return covariance_row_scales(dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> SSACOGState:
         return SSACOGState(

@@ -153,13 +153,15 @@ def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
 
     Args:
         labels: raw labels.
-        positive: a label or an iterable of labels that become +1, everything else −1.
+        positive: a label or an iterable of labels that become +1, everything else −1: numbers, or text for
+            labels that are text (``binarize(df["status"], positive="fraud")``).
     """
     labels = np.asarray(labels)
     present = np.unique(labels)
     if positive is not None:
         pos = np.atleast_1d(np.asarray(positive))
-        if pos.size == 0 or pos.dtype.kind not in "iuf":
+        textual = labels.dtype.kind in "USO" and pos.dtype.kind in "US"  # text labels: "fraud" against the rest
+        if pos.size == 0 or not (pos.dtype.kind in "iuf" or textual):
             raise ValueError(f"positive must be a label or a non-empty list of labels, got {positive!r}")
         missing = [p.item() for p in pos if p not in present]
         if missing:
@@ -212,11 +214,12 @@ def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
     extreme = np.isinf(squares) | (squares < info.tiny / info.eps)
     extreme[extreme] = (values[extreme] != 0).any(axis=1)  # a zero row stays zero
     norms = np.sqrt(squares)
-    if extreme.any():
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = values / np.where(norms > 0, norms, 1.0)[:, None]
+    if extreme.any():  # each over its largest magnitude first: a norm near the dtype's largest would overflow
         rows = values[extreme]
-        largest = np.abs(rows).max(axis=1)
-        norms[extreme] = largest * np.linalg.norm(rows / largest[:, None], axis=1)
-    scaled = values / np.where(norms > 0, norms, 1.0)[:, None]
+        rows = rows / np.abs(rows).max(axis=1)[:, None]
+        scaled[extreme] = rows / np.linalg.norm(rows, axis=1)[:, None]
     return X._replace(values=scaled) if isinstance(X, SparseRows) else scaled
 
 

@@ -5,7 +5,8 @@ support vector machines*, ACM TIST 2011; T. Joachims, *Making large-scale SVM le
 scikit-learn's ``load_svmlight_file`` reads it, and refuses anything else with the file and line:
 
 * a line is a label, an optional ``qid:n`` (skipped), then ``index:value`` pairs, separated by spaces or tabs;
-  ``#`` starts a comment, blank lines are ignored, a line ending may be ``\\n`` or ``\\r\\n``;
+  ``#`` starts a comment, blank lines are ignored, a line ending may be ``\\n`` or ``\\r\\n``; a UTF-8
+  byte-order mark opening the file is skipped, and a UTF-16 file is refused as such;
 * labels and values are decimal numbers (``1``, ``-1``, ``+0.5``, ``2e-3``); labels must be finite, and so must
   values (NaN or infinite features would poison every later round of a run);
 * indices are decimal integers from 1 to 2³¹ − 1, strictly increasing along a line: a repeated index has no
@@ -56,7 +57,13 @@ def read_libsvm(
     if n_features is not None:
         check_n_features(n_features)
     if isinstance(text, bytes):
+        if text[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise ValueError(
+                f"{source}: the text is UTF-16 (it starts with its byte-order mark); save it as UTF-8 or ASCII"
+            )
         text = text.decode("utf-8", errors="surrogateescape")  # odd bytes in comments are harmless
+    if first_line == 1 and text.startswith("\ufeff"):  # the byte-order mark some editors write: not content
+        text = text[1:]
     lines = text.split("\n")
     kept: list[str] = []
     line_of: list[int] = []

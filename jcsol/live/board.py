@@ -41,6 +41,7 @@ import numpy as np
 from ..metrics import FN, FP, TN, TP, auc, average_precision
 from ..objective import Cost, Objective
 from ..xla_cpu import compile_options
+from .arguments import count, real
 
 RULES = ("ftl", "hedge")
 
@@ -54,20 +55,31 @@ class Selection(NamedTuple):
     forgetting: float = 1.0  # γ in (0, 1]: the discount of the recent counts and of Hedge's log weights
     window: int = 10_000  # events kept per configuration for the leaderboard's AUC
 
-    def check(self) -> Selection:
-        if self.rule not in RULES:
+    def check(self, dtype=np.float32, most_per_call: int = 16384) -> Selection:
+        """The selection with its values checked (each refusal naming the argument of :class:`jcsol.Live`) and
+        made plain Python numbers: ``margin``, ``rate`` and ``forgetting`` real numbers that stay what they are in
+        ``dtype`` (``rate`` times the ``most_per_call`` events of one call included), ``window`` an integer."""
+        if not isinstance(self.rule, str) or self.rule not in RULES:
             raise ValueError(f"select must be one of {', '.join(map(repr, RULES))}, got {self.rule!r}")
-        if not self.margin >= 0:
-            raise ValueError(f"margin must be >= 0, got {self.margin}")
-        if not self.rate > 0:
-            raise ValueError(f"rate must be > 0, got {self.rate}")
-        if not 0 < self.forgetting <= 1:
-            raise ValueError(f"forgetting must be in (0, 1], got {self.forgetting}")
-        if int(self.window) < 1:
-            raise ValueError(f"window must be >= 1, got {self.window}")
-        return self._replace(
-            margin=float(self.margin), rate=float(self.rate), forgetting=float(self.forgetting), window=int(self.window)
-        )
+        dtype = np.dtype(dtype)
+        margin = real("margin", self.margin, dtype)
+        if margin < 0:
+            raise ValueError(f"margin must be >= 0, got {margin}")
+        rate = real("rate", self.rate, dtype)
+        if not rate > 0:
+            raise ValueError(f"rate must be > 0, got {rate}")
+        with np.errstate(over="ignore"):
+            if not np.isfinite(dtype.type(rate) * dtype.type(most_per_call)):
+                raise ValueError(
+                    f"rate={rate:g} times the {most_per_call} events of one call overflows {dtype.name}: Hedge's "
+                    "log weights would be infinite; give a smaller rate"
+                )
+        forgetting = real("forgetting", self.forgetting, dtype)
+        if not 0 < forgetting <= 1:
+            raise ValueError(f"forgetting must be in (0, 1], got {forgetting}")
+        if dtype.type(forgetting) == 0:
+            raise ValueError(f"forgetting={forgetting:g} is 0 in {dtype.name}; give a discount in (0, 1] it can hold")
+        return Selection(self.rule, margin, rate, forgetting, count("auc_window", self.window))
 
 
 class Board(NamedTuple):

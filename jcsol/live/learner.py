@@ -28,6 +28,7 @@ With ``grid_blocks > 1``, or over several processes, the grid is cut into blocks
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -41,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental.layout import Format, Layout
 
-from ..base import Learner
+from ..base import Learner, check_hyperparameters
 from ..checkpoint import PREVIOUS, other_process_counts, share_path
 from ..compiled import CompiledCache
 from ..distributed import Spread, global_devices
@@ -56,13 +57,14 @@ from ..engine import (
     _resolve_dtype,
     _signature,
 )
-from ..files import ARCHIVE_ERRORS, atomic_write
+from ..files import ARCHIVE_ERRORS, atomic_write, check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_fits, check_labels, is_scipy_sparse
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options
+from .arguments import batch_sizes_of, count, encoder_of, key_of, n_features_of, on_full_of
 from .board import (
     Board,
     Selection,
@@ -77,8 +79,9 @@ from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
 from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores, working_labels
 
-FORMAT = 3  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot;
-# 3: the engine's carries hold each configuration's mistake cost with its rounding error
+FORMAT = 4  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot;
+# 3: the engine's carries hold each configuration's mistake cost with its rounding error; 4: every field of the
+# metadata under the digest, the pending ids saved as UTF-8 text with their kind (integers of any size)
 _INT8 = np.dtype(np.int8)
 MAX_BATCH = 16384  # events per call of a compiled learn or predict; larger batches take several calls
 _COMPILED: CompiledCache[Any] = CompiledCache()
@@ -121,7 +124,12 @@ class Live:
             every process holds the same board. The bits are those of :func:`jcsol.run` with the same
             ``grid_blocks``, for any number of devices and processes. Over several processes every process must
             make the same calls with the same events, and ``save`` writes one share per process.
-        dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``).
+        dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``); ``key`` is
+            an int seed in ``[0, 2**32)``.
+
+    Every argument is checked when the learner is made, and a refusal names it (:mod:`jcsol.live.arguments`).
+    A refused call of ``predict``, ``learn``, ``pending`` or ``scores`` changes nothing: the states, the board,
+    the events learnt, the pending events and the encoder's statistics are those before it.
     """
 
     def __init__(
@@ -150,21 +158,27 @@ class Live:
         for each in learners:
             if not isinstance(each, Learner):
                 raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
+            check_hyperparameters(each)
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
+        check_hyperparameters(objective)
         if objective.needs_both_classes():
             raise ValueError(
                 "Sum(rho='offline') needs the whole stream's class counts, which a live stream never "
                 "has; use Sum(rho='laplace') or Cost(...)"
             )
-        batch_sizes = tuple(batch_sizes)
-        if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 1 for b in batch_sizes):
-            raise ValueError(f"batch_sizes must be integers >= 1, got {batch_sizes!r}")
-        self.batch_sizes = tuple(sorted({int(b) for b in batch_sizes}, reverse=True))
+        try:
+            self.dtype = _resolve_dtype(dtype)
+        except TypeError:
+            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
+        self.batch_sizes = batch_sizes_of(batch_sizes)
+        most_per_call = max((MAX_BATCH, *self.batch_sizes))
+        self.selection = Selection(select, margin, rate, forgetting, auc_window).check(self.dtype, most_per_call)
+        self.key = key_of(key)
+        store_size, on_full = count("store_size", store_size), on_full_of(on_full)
+        d = n_features_of(n_features, encoder_of(encoder))
         self.learner, self.objective, self.encoder = learner, objective, encoder
         self.learners = learners
-        self.selection = Selection(select, margin, rate, forgetting, auc_window).check()
-        self.dtype = _resolve_dtype(dtype)
         for each in learners:
             check_grid(each, objective)
         grids = [_flatten_grid(each, objective, self.dtype) for each in learners]
@@ -180,7 +194,6 @@ class Live:
             f"auc_window={window} keeps the last {window} scores of each of {self.n_grid} configurations: ",
             "give a smaller auc_window",
         )
-        self.key = int(key)
         for size in self._sizes:
             _check_grid_blocks(grid_blocks, size)
         self.grid_blocks = int(grid_blocks)
@@ -199,37 +212,46 @@ class Live:
         self._saves = 0  # the generation of a share saved over several processes
         self._events = 0  # labelled events learnt (a Python int: the device's int32 counts are halved in time)
         self.n_features: int | None = None
-        d = n_features if n_features is not None else getattr(encoder, "n_features", None)
         if d is not None:
-            self._start(int(d))
+            self._start(d)
 
     # -- the stream ---------------------------------------------------------------------------------------
     def predict(self, X, ids=None) -> np.ndarray:
         """The served scores of a batch of events (``+1`` predicted where the score is ``>= 0``).
 
-        With ``ids``, the events are kept (features and every configuration's score) until
-        ``learn(ids=..., y=...)`` brings their labels, and a table's numeric statistics are updated with them
-        (each event arrives once); without, nothing changes.
+        With ``ids`` (integers of any size or strings, :func:`jcsol.live.store.check_ids`), the events are kept
+        (features and every configuration's score) until ``learn(ids=..., y=...)`` brings their labels, and a
+        table's numeric statistics are updated with them (each event arrives once); without, nothing changes. A
+        refused call (bad rows or ids) changes nothing: every check is made before the store, the encoder or the
+        learner is touched.
         """
         keys = None
         if ids is not None:
             keys = check_ids(ids)
             self.store.check_new(keys)
-        rows = self._rows(X, update=keys is not None)
-        n = rows.shape[0]
-        if keys is not None:
-            if len(keys) != n:
-                raise ValueError(f"{len(keys)} ids for {n} events")
-            self.store.check_rows(rows)
-        scores, served = self._score(rows, grid=keys is not None)
-        if keys is not None:
-            assert scores is not None  # grid=True
-            self.store.put(keys, rows, scores, served)
+        with self._encoder_kept_on_error(keys is not None):
+            rows = self._rows(X, update=keys is not None)
+            n = rows.shape[0]
+            if keys is not None:
+                if len(keys) != n:
+                    raise ValueError(f"{len(keys)} ids for {n} events")
+                self.store.check_rows(rows)
+            if not n:
+                return np.zeros(0, self.dtype)
+            self._start_for(rows)
+            scores, served = self._score(rows, grid=keys is not None)
+            if keys is not None:
+                assert scores is not None  # grid=True
+                self.store.put(keys, rows, scores, served)
         return served
 
     def scores(self, X) -> np.ndarray:
         """Every configuration's score of a batch of events, ``(n, G)`` (nothing changes)."""
-        scores, _ = self._score(self._rows(X, update=False))
+        rows = self._rows(X, update=False)
+        if not rows.shape[0]:
+            return np.zeros((0, self.n_grid), self.dtype)
+        self._start_for(rows)
+        scores, _ = self._score(rows)
         assert scores is not None  # grid=True
         return scores
 
@@ -239,21 +261,35 @@ class Live:
         Either ``learn(X, y)`` (features given now; the progressive measures count the pre-update predictions
         of this pass) or ``learn(ids=ids, y=y)`` (events predicted earlier with ``predict(X, ids=...)``; the
         measures count the predictions they were given then). Returns every configuration's pre-update
-        scores ``(n, G)`` when ``return_scores``.
+        scores ``(n, G)`` when ``return_scores``. A refused call (bad rows, labels or ids) changes nothing.
         """
         if y is None or (X is None) == (ids is None):
             raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
         y = _labels(y)
+        keys = None
         arrival: np.ndarray | None
         served: np.ndarray | None
-        if ids is not None:
-            keys = check_ids(ids, len(y))
-            rows, arrival, served = self.store.take(keys)
-        else:
-            rows = self._rows(X, update=True)
-            if rows.shape[0] != len(y):
-                raise ValueError(f"X has {rows.shape[0]} rows but y has {len(y)} labels")
-            arrival = served = None
+        with self._encoder_kept_on_error(ids is None):
+            if ids is not None:
+                keys = check_ids(ids, len(y))
+                rows, arrival, served = self.store.get(keys)
+            else:
+                rows = self._rows(X, update=True)
+                if rows.shape[0] != len(y):
+                    raise ValueError(f"X has {rows.shape[0]} rows but y has {len(y)} labels")
+                arrival = served = None
+            if not len(y):
+                return np.zeros((0, self.n_grid), self.dtype) if return_scores else None
+            self._start_for(rows)
+        out = self._learn_rows(rows, y, arrival, served, return_scores)
+        if keys is not None:
+            self.store.remove(keys)
+        if return_scores:
+            return np.concatenate([np.asarray(s) for s in out])
+        return None
+
+    def _learn_rows(self, rows, y, arrival, served, return_scores: bool) -> list:
+        """Learns checked rows in the calls of their pieces; each call's scores when ``return_scores``."""
         pieces = _pieces(len(y), self.batch_sizes)
         out, start = [], 0
         for size in pieces:
@@ -282,12 +318,11 @@ class Live:
             if return_scores:
                 out.append(scores[:size])
             start += size
-        if return_scores:
-            return np.concatenate([np.asarray(s) for s in out]) if out else np.zeros((0, self.n_grid), self.dtype)
-        return None
+        return out
 
     def pending(self, ids) -> np.ndarray:
-        """Which of ``ids`` await their labels in the store (a boolean mask)."""
+        """Which of ``ids`` await their labels in the store (a boolean mask; ids of the kinds ``predict``
+        takes, repeats allowed)."""
         return self.store.pending(ids)
 
     # -- what it knows ------------------------------------------------------------------------------------
@@ -390,7 +425,7 @@ class Live:
         has written its share.
         """
         self._require_started()
-        path = os.fspath(path)
+        path = check_writable(path, "live learner file")
         spread = None if self._units is None else self._units.spread
         if spread is None:
             carry = [np.asarray(a) for a in jax.tree.leaves(self.carry)]
@@ -431,8 +466,15 @@ class Live:
             LiveFileError: the file is unreadable or corrupted, of another format version, or of another
                 learner, grid or objective, or saved by another number of processes — the message says which.
         """
-        path = os.fspath(path)
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a file path, got {type(path).__name__}")
+        path = os.fsdecode(os.fspath(path))
         objective = Sum(rho="laplace") if objective is None else objective
+        for each in learner if isinstance(learner, (list, tuple)) else (learner,):
+            if not isinstance(each, Learner):
+                raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
+        if not isinstance(objective, Objective):
+            raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
         n_processes = jax.process_count()
         if n_processes > 1:
             meta, arrays = _agreed_share(path, learner, objective)
@@ -607,12 +649,20 @@ class Live:
             X = SparseRows(X.indices, X.values.astype(self.dtype, copy=False), X.n_features)
         else:
             X = X.astype(self.dtype, copy=False)
-        if self._buffers is None:
-            self._sparse_rows = isinstance(X, SparseRows)
-            self._start(X.shape[1])
-        if X.shape[1] != self.n_features:
+        if self.n_features is not None and X.shape[1] != self.n_features:
             raise ValueError(f"events have {X.shape[1]} features; this learner has {self.n_features}")
         return X
+
+    def _start_for(self, rows) -> None:
+        """Starts the learner on the first batch it accepts (its dimension, its kind of rows)."""
+        if self._buffers is None:
+            self._sparse_rows = isinstance(rows, SparseRows)
+            self._start(rows.shape[1])
+
+    def _encoder_kept_on_error(self, update: bool):
+        """Around a call whose rows update the encoder's statistics (``update``): a call that fails after the
+        rows were encoded (refused for their count, their ids, …) leaves the encoder as it was."""
+        return _UNGUARDED if self.encoder is None or not update else _KeptOnError(self.encoder)
 
     def _score(self, rows, *, grid: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
         """``(every configuration's scores (n, G) or None unless grid, served scores (n,))``."""
@@ -693,6 +743,25 @@ def _predict(buffers: tuple, learners: tuple, rows, grid, *, layout, d, rule, si
 def _first_run(state):
     """A state of the engine's carry (leaves ``(1 run, G, …)``) as its grid's (leaves ``(G, …)``)."""
     return jax.tree.map(lambda a: a[0], state)
+
+
+class _KeptOnError:
+    """A context in which an exception restores ``encoder``'s attributes: the encoder replaces its statistics
+    when it encodes (it never changes its arrays in place), so keeping its attributes keeps its state."""
+
+    def __init__(self, encoder) -> None:
+        self.encoder, self.before = encoder, dict(vars(encoder))
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            vars(self.encoder).clear()
+            vars(self.encoder).update(self.before)
+
+
+_UNGUARDED = contextlib.nullcontext()
 
 
 class _Calls(NamedTuple):
@@ -869,7 +938,7 @@ def _sum_is_finite(X: np.ndarray) -> bool:
     full check decides). A few values are summed by Python from the array's buffer: between two XLA calls,
     NumPy's reduction of one event's row costs about twice as much."""
     kind = X.dtype.char
-    if X.size <= 1024 and kind in "fd":
+    if 0 < X.size <= 1024 and kind in "fd":
         view = X.data
         if view.c_contiguous:
             return math.isfinite(sum(view.cast("B").cast("f" if kind == "f" else "d")))
@@ -918,11 +987,10 @@ def _describe(obj) -> dict | list:
 
 
 def _digest(arrays: dict[str, np.ndarray], meta: dict) -> str:
-    """SHA-256 of the arrays and of where a share lies (its layout and generation: a share cannot be moved to
-    another process or save without being refused)."""
-    h = hashlib.sha256()
-    if meta.get("layout") is not None:  # a share
-        h.update(json.dumps([meta["layout"], meta.get("generation")]).encode())
+    """SHA-256 of every field of the metadata but the digest itself (the selection rule and its parameters, the
+    store's policy, the batch sizes, the dtype, the key; for a share, where it lies and its generation: a share
+    cannot be moved to another process or save without being refused) and of the arrays."""
+    h = hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "digest"}, sort_keys=True).encode())
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}{a.dtype}{a.shape}".encode())
@@ -937,6 +1005,8 @@ def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(archive["meta"].tobytes().decode())
             arrays = {k: archive[k] for k in archive.files if k != "meta"}
+        if not isinstance(meta, dict):
+            raise ValueError("its metadata is not an object")
     except ARCHIVE_ERRORS as err:
         raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
     if meta.get("format") != FORMAT:
@@ -945,7 +1015,7 @@ def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict
             f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}"
         )
     if meta.get("digest") != _digest(arrays, meta):
-        raise LiveFileError(f"{path} is corrupted: its arrays do not match their SHA-256")
+        raise LiveFileError(f"{path} is corrupted: its fields and arrays do not match their SHA-256")
     for what, mine in (("learner", _describe(learner)), ("objective", _describe(objective))):
         if meta[what] != mine:
             raise LiveFileError(f"{path} holds another {what}: saved {meta[what]}, given {mine}")

@@ -2,6 +2,11 @@
 
 Policy (the same in every call, checked before anything is changed):
 
+* an id is an integer (a Python ``int`` of any size, or a NumPy integer of any dtype: ``uint64`` ids above
+  2**63 included) or a string; integers equal in value are one id, and a string is never equal to an integer
+  (``"5"`` and ``5`` are two ids). A batch may mix both kinds, and so may the stream over its life; every id
+  is saved and loaded exactly. Any other kind (booleans, floats, bytes, ``None``) is refused with a
+  ``TypeError`` naming the id as it was given (:func:`check_ids`);
 * an id names one event: predicting an id that is still pending, or giving one id twice in a batch, is an
   error (``ValueError``);
 * a label whose id is not pending (never predicted, already labelled, or evicted) is an error (``KeyError``)
@@ -24,27 +29,77 @@ ON_FULL = ("evict", "raise")
 SparseBlock = tuple[np.ndarray, np.ndarray, int]
 
 
-def check_ids(ids, n: int | None = None) -> list:
-    """``ids`` as a list of Python ints or strs (one kind), refusing repeats within the batch."""
-    arr = np.asarray(ids)
-    if arr.ndim != 1:
-        raise ValueError(f"ids must be a 1-D sequence of integers or strings, got shape {arr.shape}")
-    if arr.size and arr.dtype.kind not in "iuU":
-        raise TypeError(f"ids must be integers or strings, got dtype {arr.dtype}")
-    if arr.dtype.kind == "U" and not isinstance(ids, np.ndarray) and not all(isinstance(k, str) for k in ids):
-        # NumPy writes the integers of a mixed list as text: 1 would become "1", an id other than 1
-        raise TypeError("ids mix integers and strings; give one kind (an id is an integer or a string)")
-    if n is not None and arr.size != n:
-        raise ValueError(f"{arr.size} ids for {n} events")
-    keys = arr.tolist()
-    if len(set(keys)) != len(keys):
+def check_ids(ids, n: int | None = None, *, unique: bool = True) -> list:
+    """``ids`` as a list of keys, each a Python ``int`` or ``str``, refusing any other kind and, with ``unique``,
+    an id given twice in the batch; the message names the offending id as it was given.
+
+    Integers of any size and any NumPy integer dtype (``uint64`` above 2**63 included) are the same key when
+    their values are equal (``5``, ``np.int64(5)``, ``np.uint64(5)``); a string is a key of its own (``"5"`` and
+    ``5`` are two ids). Booleans, floats (``7.0``, NaN), bytes and ``None`` are refused: a float id read from a
+    database column would match an integer id by value only where it is exact.
+    """
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+        raise TypeError(
+            f"ids must be a sequence of ids (a list, tuple, range, array or Series), got {type(ids).__name__}"
+        )
+    if isinstance(ids, (list, tuple, range)):
+        keys = [_key(k, i) for i, k in enumerate(ids)]
+    else:
+        arr = np.asarray(ids)
+        if arr.dtype.kind not in "iuUO" and hasattr(ids, "to_numpy"):  # a pandas column with missing ids: as given
+            arr = np.asarray(ids.to_numpy(dtype=object))
+        if arr.ndim != 1:
+            raise ValueError(f"ids must be a 1-D sequence of integers or strings, got shape {arr.shape}")
+        if arr.dtype.kind in "iuU":
+            keys = arr.tolist()
+        else:
+            keys = [_key(k, i) for i, k in enumerate(arr.tolist() if arr.dtype.kind != "O" else arr)]
+    if n is not None and len(keys) != n:
+        raise ValueError(f"{len(keys)} ids for {n} events")
+    if unique and len(set(keys)) != len(keys):
         seen, repeated = set(), []
         for k in keys:
             if k in seen:
                 repeated.append(k)
             seen.add(k)
-        raise ValueError(f"ids repeated within the batch: {repeated[:5]}{' …' if len(repeated) > 5 else ''}")
+        raise ValueError(f"ids repeated within the batch: {_shown(repeated)}")
     return keys
+
+
+def _key(k, position: int) -> int | str:
+    """One id as its key: an ``int`` for any integer, a ``str`` for any string; anything else refused."""
+    kind = type(k)
+    if kind is int or kind is str:
+        return k
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer, str)):
+        raise TypeError(
+            f"ids must be integers or strings; id {k!r} (at position {position} of the batch) is of type "
+            f"{kind.__name__}"
+        )
+    return str(k) if isinstance(k, str) else int(k)
+
+
+def _shown(keys: list) -> str:
+    return f"{keys[:5]}{' …' if len(keys) > 5 else ''}"
+
+
+def encode_ids(keys: list) -> dict[str, np.ndarray]:
+    """Keys as arrays that hold every one exactly (for a file): their UTF-8 text (integers in decimal, any
+    size), where each ends, and which are strings."""
+    texts = [(k if isinstance(k, str) else str(k)).encode("utf-8", "surrogatepass") for k in keys]
+    return {
+        "id_bytes": np.frombuffer(b"".join(texts), np.uint8),
+        "id_ends": np.cumsum([len(t) for t in texts], dtype=np.int64),
+        "id_is_text": np.array([isinstance(k, str) for k in keys], bool),
+    }
+
+
+def decode_ids(arrays: dict[str, np.ndarray]) -> list:
+    """The keys :func:`encode_ids` wrote."""
+    raw = arrays["id_bytes"].tobytes()
+    ends = arrays["id_ends"].tolist()
+    texts = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip([0, *ends[:-1]], ends)]
+    return [t if is_text else int(t) for t, is_text in zip(texts, arrays["id_is_text"].tolist(), strict=True)]
 
 
 class PendingStore:
@@ -67,8 +122,9 @@ class PendingStore:
         return len(self.slots)
 
     def pending(self, ids) -> np.ndarray:
-        """Which of ``ids`` are held (a boolean mask)."""
-        return np.array([k in self.slots for k in np.asarray(ids).tolist()], bool)
+        """Which of ``ids`` are held (a boolean mask; ids checked as :func:`check_ids` checks them, repeats
+        allowed)."""
+        return np.array([k in self.slots for k in check_ids(ids, unique=False)], bool)
 
     def check_new(self, keys: list) -> None:
         """Refuses new events whose ids are pending already, or that cannot be stored."""
@@ -76,8 +132,7 @@ class PendingStore:
         held = [k for k in keys if k in self.slots]
         if held:
             raise ValueError(
-                f"ids already pending (predicted, not yet labelled): {held[:5]}"
-                f"{' …' if len(held) > 5 else ''}; an id names one event"
+                f"ids already pending (predicted, not yet labelled): {_shown(held)}; an id names one event"
             )
         if n > self.capacity:
             raise OverflowError(f"a batch of {n} events is larger than the store ({self.capacity} events)")
@@ -88,12 +143,11 @@ class PendingStore:
             )
 
     def check_rows(self, rows: np.ndarray | SparseRows) -> None:
-        """Refuses rows of the other kind (dense or sparse) than the rows already pending; with none pending, the
-        store takes the new kind."""
-        if self.rows is None or isinstance(self.rows, tuple) == isinstance(rows, SparseRows):
+        """Refuses rows of the other kind (dense or sparse) than the rows already pending (with none pending,
+        :meth:`put` takes the new kind; an empty batch stores nothing)."""
+        if self.rows is None or not self.slots or not rows.shape[0]:
             return
-        if not self.slots:
-            self.rows = None
+        if isinstance(self.rows, tuple) == isinstance(rows, SparseRows):
             return
         held, given = ("sparse", "dense") if isinstance(self.rows, tuple) else ("dense", "sparse")
         raise ValueError(
@@ -102,9 +156,14 @@ class PendingStore:
         )
 
     def put(self, keys: list, rows: np.ndarray | SparseRows, scores: np.ndarray, served: np.ndarray) -> None:
+        """Keeps the events ``keys`` (checked by :meth:`check_new` and :meth:`check_rows` first)."""
         n = len(keys)
         self.check_new(keys)
         self.check_rows(rows)
+        if not n:
+            return
+        if self.rows is not None and not self.slots and isinstance(self.rows, tuple) != isinstance(rows, SparseRows):
+            self.rows = None  # none pending: the store takes the new kind of rows
         over = len(self.slots) + n - self.capacity
         if over > 0:
             for k in list(self.slots)[:over]:
@@ -124,25 +183,29 @@ class PendingStore:
             self.rows[slots] = rows
         self.scores[slots], self.served[slots] = scores, served
 
-    def take(self, keys: list) -> tuple[np.ndarray | SparseRows, np.ndarray, np.ndarray]:
-        """Rows, scores and served scores of ``keys``, removed from the store."""
+    def get(self, keys: list) -> tuple[np.ndarray | SparseRows, np.ndarray, np.ndarray]:
+        """Rows, scores and served scores of ``keys`` (copies; the events stay until :meth:`remove`), refusing
+        ids that are not pending with a ``KeyError`` naming them."""
         unknown = [k for k in keys if k not in self.slots]
         if unknown:
             raise KeyError(
                 f"{len(unknown)} id(s) are not pending (never predicted, already labelled, or evicted "
-                f"from the full store): {unknown[:5]}{' …' if len(unknown) > 5 else ''}; filter the "
-                "batch with Live.pending(ids)"
+                f"from the full store): {_shown(unknown)}; filter the batch with Live.pending(ids)"
             )
-        slots = np.array([self.slots.pop(k) for k in keys], np.int64)
-        self.free.extend(slots.tolist())
+        slots = np.array([self.slots[k] for k in keys], np.int64)
         rows: np.ndarray | SparseRows
         if isinstance(self.rows, tuple):
             indices, values, d = self.rows
             rows = SparseRows(indices[slots], values[slots], d)
-        else:
-            assert self.rows is not None
+        elif self.rows is not None:
             rows = self.rows[slots]
+        else:  # nothing was ever stored, and no key asked for
+            rows = np.zeros((0, 0), self.scores.dtype)
         return rows, self.scores[slots], self.served[slots]
+
+    def remove(self, keys: list) -> None:
+        """Forgets the pending events ``keys`` (their labels learnt)."""
+        self.free.extend(self.slots.pop(k) for k in keys)
 
     def _allocate(self, n: int, rows: np.ndarray | SparseRows) -> np.ndarray:
         if self.rows is None:
@@ -186,7 +249,7 @@ class PendingStore:
         keys = list(self.slots)
         slots = np.array([self.slots[k] for k in keys], np.int64)
         out = {
-            "ids": np.array(keys) if keys else np.zeros(0, np.int64),
+            **encode_ids(keys),
             "scores": self.scores[slots],
             "served": self.served[slots],
             "evicted": np.array(self.evicted, np.int64),
@@ -200,7 +263,8 @@ class PendingStore:
         return out
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
-        keys = arrays["ids"].tolist()
+        """Takes back the pending events :meth:`arrays` gave (into an empty store)."""
+        keys = decode_ids(arrays)
         self.evicted = int(arrays["evicted"])
         if not keys:
             return

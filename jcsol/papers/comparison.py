@@ -68,6 +68,8 @@ def comparison_table(
     run. Rows whose difference exceeds ``points`` (percent measures) or ``relative`` (costs, as a fraction of
     the paper's value) are marked ``>`` in the ``flag`` column; the best jcsol mean of each (dataset, measure)
     group is in bold."""
+    if isinstance(rows, str) or not all(isinstance(r, Comparison) for r in rows):
+        raise TypeError("comparison_table takes a sequence of jcsol.papers.Comparison rows (reproduce_table's)")
     header = ["dataset", "measure", "learner", "paper", "jcsol", "diff", "flag", "setting", "time/run (s)", "note"]
     cells, marked = [], set()
     groups: dict[tuple[str, str], list[int]] = {}

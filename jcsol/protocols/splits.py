@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..stream import check_labels
+
 __all__ = ["Splits", "cv_splits"]
 
 
@@ -48,17 +50,25 @@ def cv_splits(y, folds: int = 5, repeats: int = 1, seed=0, *, subset=None, strat
         stratify: deal each class to the folds separately (default); ``False`` deals all rows together.
 
     Raises:
-        ValueError: ``folds < 2``, ``repeats < 1``, or fewer rows than folds.
+        ValueError: ``folds < 2``, ``repeats < 1``, fewer rows than folds, a negative ``seed``, or labels that
+            :func:`jcsol.stream.check_labels` refuses (text, booleans, values other than ±1 or 0/1).
     """
     folds = _count(folds, "folds", 2)
     repeats = _count(repeats, "repeats", 1)
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be one label per row, got shape {y.shape}")
+    y = check_labels(y)  # the one label rule of every stream: text, booleans or other values refused
     rows = np.arange(len(y)) if subset is None else np.asarray(subset, np.int64).ravel()
     n = len(rows)
     if n < folds:
         raise ValueError(f"{folds} folds need at least {folds} rows, got {n}")
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, np.integer, np.random.Generator))
+        or (not isinstance(seed, np.random.Generator) and seed < 0)
+    ):
+        raise ValueError(f"seed must be an int >= 0 or a numpy.random.Generator, got {seed!r}")
     rng = np.random.default_rng(seed)
     positive = y[rows] > 0
     fold_of = np.empty((repeats, n), np.int32)

@@ -63,7 +63,7 @@ def _measure_names(measures: Iterable[str] | None, results: Mapping[str, Result]
     if measures is None:
         scored = all(res.scores is not None and res.labels is not None for res in results.values())
         return metrics.MEASURES + (metrics.SCORE_MEASURES if scored and results else ())
-    names = tuple(measures)
+    names = (measures,) if isinstance(measures, str) else tuple(measures)  # one measure, not its letters
     for name in names:
         metrics.check_measure(name)
     return names
@@ -212,7 +212,12 @@ def write_json(document: Any, path: str | os.PathLike) -> None:
     nested lists. So ``write_json(res, "runs.json")`` writes one result, ``write_json({"german": res}, ...)``
     several. Anything else JSON cannot hold is refused before the file is touched.
     """
-    text = json.dumps(_json_ready(document), indent=2, allow_nan=False)
+    try:
+        text = json.dumps(_json_ready(document), indent=2, allow_nan=False)
+    except TypeError as err:  # json's message names the type, not where it is
+        raise TypeError(
+            f"write_json: the document holds a value JSON cannot hold ({err}); nothing was written"
+        ) from None
     with atomic_write(path, "w") as fh:
         fh.write(text)
         fh.write("\n")

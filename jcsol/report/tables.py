@@ -142,6 +142,10 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
     results = as_results(results)
     if not results:
         raise ValueError("no results to tabulate")
+    if not isinstance(bold, (bool, np.bool_)):
+        raise TypeError(f"bold must be True or False, got {bold!r}")
+    if isinstance(measures, str):  # one measure, not its letters
+        measures = (measures,)
     measures = tuple(measures or default_measures(next(iter(results.values()))))
     for m in measures:
         metrics.check_measure(m)
