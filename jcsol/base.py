@@ -21,8 +21,10 @@ change by a 0/1 mask, which vmaps and costs no extra pass over the state.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast, dataclass_transform
+from collections.abc import Iterable
+from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar, cast, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -104,15 +106,23 @@ _REAL_KINDS = "iuf"  # numpy dtype kinds of real numbers (not bool, complex, str
 
 
 def _refuse_non_real(owner: str, name: str, value: Any) -> None:
-    """A hyperparameter given as text, a bool, a complex number or an array of those: refused, since a cast
-    would read ``"1e-2"`` as an error deep in a compiled scan, ``True`` as 1.0 and ``1+2j`` as 1.0."""
-    kind = None
-    if isinstance(value, (str, bytes, bool, np.bool_, complex, dict, set)):
+    """Refuses a float hyperparameter that is not a real number or an array of real numbers: text, a bool, a
+    complex number, ``None``, an object, or an array of those (a cast would read ``"1e-2"`` as an error deep in a
+    compiled scan, ``True`` as 1.0 and ``1+2j`` as 1.0). Values being traced pass: JAX checks their use."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    if isinstance(value, (bool, np.bool_)):
         kind = type(value).__name__
-    elif isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in _REAL_KINDS:
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        return
+    elif isinstance(value, (np.ndarray, jax.Array)):
+        if np.dtype(value.dtype).kind in _REAL_KINDS:
+            return
         kind = f"dtype {value.dtype}"
-    if kind is not None:
-        raise TypeError(f"{owner}: {name} must be a real number or an array of real numbers, got {kind} {value!r}")
+    else:
+        kind = type(value).__name__
+    got = "None" if value is None else f"{kind} {value!r}"
+    raise TypeError(f"{owner}: {name} must be a real number or an array of real numbers, got {got}")
 
 
 def _check_static(owner: str, f: dataclasses.Field, value: Any) -> None:
@@ -145,26 +155,13 @@ def _check_static(owner: str, f: dataclasses.Field, value: Any) -> None:
             raise ValueError(f"{owner}: {f.name} must be a finite real number, got {value!r}")
 
 
-def check_hyperparameters(obj: Configurable) -> None:
-    """Refuses, before a run, a hyperparameter that is not a real number or array of them (``None``, an object).
-
-    The constructor cannot refuse these itself: JAX rebuilds learners with placeholders while tracing.
-    """
-    for name, value in obj.hyperparameters().items():
-        if isinstance(value, jax.core.Tracer):
-            continue
-        if (
-            not isinstance(value, (int, float, np.integer, np.floating, np.ndarray, jax.Array))
-            or isinstance(value, bool)
-            or np.asarray(value).dtype.kind not in _REAL_KINDS
-        ):
-            raise TypeError(
-                f"{type(obj).__name__}: {name} must be a real number or an array of real numbers, got {value!r}"
-            )
-
-
 class Configurable:
-    """Validation and access shared by learners and objectives (frozen pytree dataclasses)."""
+    """Validation and access shared by learners and objectives (frozen pytree dataclasses).
+
+    The constructor is the one place where hyperparameters are checked: JAX rebuilds these objects from their
+    leaves without calling it (:func:`pytree_dataclass`), so placeholders and traced values of a transformation
+    never meet the checks, and the checks can refuse everything that is not a valid value.
+    """
 
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
@@ -175,7 +172,6 @@ class Configurable:
             if f.metadata.get("static"):
                 _check_static(owner, f, value)
                 continue
-            _refuse_non_real(owner, f.name, value)
             if isinstance(value, (list, tuple)):  # a list of values is a grid, and must be one pytree leaf
                 try:
                     grid = np.asarray(value)
@@ -186,6 +182,7 @@ class Configurable:
                 _refuse_non_real(owner, f.name, grid)
                 value = grid.astype(np.float64)
                 object.__setattr__(self, f.name, value)
+            _refuse_non_real(owner, f.name, value)
             arr = concrete_values(value)
             if arr is None:
                 continue
@@ -204,8 +201,52 @@ class Configurable:
         """The static choices by name."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.metadata.get("static")}
 
-    def replace(self, **changes: Any) -> Configurable:
-        return dataclasses.replace(self, **changes)
+    @property
+    def pairings(self) -> tuple[frozenset[str], ...]:
+        """The groups of hyperparameters that :func:`jcsol.paired` made take their values in step, which
+        :func:`jcsol.grids.check_grid` lets share a grid axis. Kept by :meth:`replace` (a group while none or all
+        of its fields change), copies and pickles; a learner rebuilt from its pytree leaves has none."""
+        return self.__dict__.get(_PAIRINGS, ())
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes``, checked by the constructor; a pairing is kept unless only some of its fields
+        change."""
+        new = dataclasses.replace(self, **changes)
+        changed = set(changes)
+        kept = tuple(g for g in self.pairings if not g & changed or g <= changed)
+        if kept:
+            object.__setattr__(new, _PAIRINGS, kept)
+        return new
+
+
+#: The instance attribute that holds :attr:`Configurable.pairings` (not a field: no pytree leaf, no option).
+_PAIRINGS = "_jcsol_pairings"
+
+_Obj = TypeVar("_Obj", bound=Configurable)
+
+
+def with_pairing(obj: _Obj, names: Iterable[str]) -> _Obj:
+    """A copy of ``obj`` recorded as taking the values of its fields ``names`` in step (see
+    :attr:`Configurable.pairings`); :func:`jcsol.paired` builds such grids."""
+    group = frozenset(names)
+    unknown = sorted(group - set(obj.hyperparameters()))
+    if unknown:
+        raise ValueError(f"{type(obj).__name__} has no hyperparameter {unknown}")
+    paired = copy.copy(obj)
+    object.__setattr__(paired, _PAIRINGS, (*obj.pairings, group))
+    return paired
+
+
+def in_dtype(obj: _Obj, dtype: Any, what: str = "the hyperparameters") -> _Obj:
+    """``obj`` with its hyperparameters cast to ``dtype``, as a run computes with them, checked by its constructor
+    once more: a value valid as given can be 0 or infinite in float32 (``eta=1e-46``, ``gamma=1e39``). This is the
+    one check of a hyperparameter that only a run can make, knowing its dtype; refused naming ``what``."""
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore", under="ignore"):
+        try:
+            return obj.replace(**{k: np.asarray(v, dtype) for k, v in obj.hyperparameters().items()})
+        except ValueError as err:
+            raise ValueError(f"{what} in {dtype.name}: {err} ({dtype.name} rounds the value given to this)") from None
 
 
 #: The state of a learner: a NamedTuple of arrays (a pytree).
@@ -221,6 +262,12 @@ class Learner(Configurable, Generic[StateT]):
     """
 
     weights_field: ClassVar[str] = "w"
+
+    #: The hyperparameter that the papers' protocols select from ``decades()`` (η, λ or C: "chosen from
+    #: {10^-5, …, 10^5}", Wang, Zhao and Hoi, *Cost-Sensitive Online Classification*, IEEE ICDM 2012, and the
+    #: ACOG paper), read by :func:`jcsol.protocols.default_grid`; ``None`` for a learner whose values the
+    #: papers keep (no step size, or a confidence level).
+    step_size: ClassVar[str | None] = None
 
     @property
     def sparse_steps(self) -> bool:
@@ -320,12 +367,33 @@ _C = TypeVar("_C", bound=type)
 
 @dataclass_transform(frozen_default=True)
 def pytree_dataclass(cls: _C) -> _C:
-    """Class decorator: a frozen dataclass registered as a pytree, hyperparameters as leaves."""
+    """Class decorator: a frozen dataclass registered as a pytree, hyperparameters as leaves, static options as
+    the tree's auxiliary data.
+
+    JAX rebuilds an instance from its leaves (under ``jit``, ``vmap``, ``tree.map``) without calling its
+    constructor, as equinox's generated unflatten does (``equinox/_module/_flatten.py``): the leaves may then be
+    tracers, placeholders or ``None``, which the constructor's checks would refuse. The tree has the structure,
+    key paths and printed form of ``jax.tree_util.register_dataclass``'s.
+    """
     cls = cast(_C, dataclasses.dataclass(frozen=True)(cls))
     fields = dataclasses.fields(cls)
-    jax.tree_util.register_dataclass(
-        cls,
-        data_fields=[f.name for f in fields if not f.metadata.get("static")],
-        meta_fields=[f.name for f in fields if f.metadata.get("static")],
-    )
+    data = tuple(f.name for f in fields if not f.metadata.get("static"))
+    meta = tuple(f.name for f in fields if f.metadata.get("static"))
+    keys = tuple(jax.tree_util.GetAttrKey(name) for name in data)
+
+    def flatten(obj: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        return tuple(getattr(obj, n) for n in data), tuple(getattr(obj, n) for n in meta)
+
+    def flatten_with_keys(obj: Any) -> tuple[tuple[tuple[Any, Any], ...], tuple[Any, ...]]:
+        return tuple(zip(keys, (getattr(obj, n) for n in data))), tuple(getattr(obj, n) for n in meta)
+
+    def unflatten(aux: tuple[Any, ...], children: Any) -> Any:
+        obj: Any = object.__new__(cls)
+        for name, value in zip(data, children):
+            object.__setattr__(obj, name, value)
+        for name, value in zip(meta, aux):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
     return cls

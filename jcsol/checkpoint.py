@@ -22,10 +22,14 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .files import ARCHIVE_ERRORS, atomic_write, check_writable
+
+T = TypeVar("T")
 
 FORMAT = 3  # 2: every field under the digest; 3: a run's mistake cost carried with its rounding error
 
@@ -34,13 +38,24 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used: unreadable, corrupted, or written by a different run."""
 
 
-def _digest(meta: dict, leaves: list[np.ndarray]) -> str:
-    h = hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "digest"}, sort_keys=True).encode())
-    for a in leaves:
+def update_digest(h, arrays: Iterable | Mapping[str, Any]):
+    """``h`` (a :mod:`hashlib` hash) fed every array of ``arrays`` — its dtype, shape and bytes, after its name
+    when ``arrays`` maps names to arrays (in name order) — and returned: the one digest of an array tree of
+    checkpoints, live-learner files, run fingerprints and the live learner's agreement on a call's batch."""
+    named = ((k, arrays[k]) for k in sorted(arrays)) if isinstance(arrays, Mapping) else (("", a) for a in arrays)
+    for name, a in named:
         a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(f"{name}{a.dtype}{a.shape}".encode())
         h.update(a.tobytes())
-    return h.hexdigest()
+    return h
+
+
+def file_digest(meta: dict, arrays: Iterable | Mapping[str, Any]) -> str:
+    """SHA-256 of every field of ``meta`` but ``"digest"`` (as sorted JSON) and of ``arrays``
+    (:func:`update_digest`): the digest a checkpoint or a live-learner file holds, so that no field or array can
+    change without the file being refused."""
+    h = hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "digest"}, sort_keys=True).encode())
+    return update_digest(h, arrays).hexdigest()
 
 
 def check_checkpoint_path(path: str | os.PathLike) -> str:
@@ -81,7 +96,7 @@ def load_checkpoint(path: str | os.PathLike, fingerprint: str, n_chunks: int) ->
 def _write(path: str, fields: dict, leaves: list[np.ndarray]) -> None:
     leaves = [np.asarray(a) for a in leaves]
     meta = {"format": FORMAT, **fields, "n_leaves": len(leaves)}
-    meta["digest"] = _digest(meta, leaves)
+    meta["digest"] = file_digest(meta, leaves)
     with atomic_write(path) as fh:
         np.savez(
             fh,
@@ -110,7 +125,7 @@ def _read(path: str) -> tuple[dict, list[np.ndarray]]:
             f"checkpoint {path} has format {meta.get('format')!r}, this version of jcsol reads "
             f"format {FORMAT} (older checkpoints carry other fields); delete it to start over"
         )
-    if meta.get("digest") != _digest(meta, leaves):
+    if meta.get("digest") != file_digest(meta, leaves):
         raise CheckpointError(
             f"checkpoint {path} is corrupted (its arrays and fields do not match their SHA-256); "
             "delete it to start over"
@@ -228,3 +243,44 @@ def _refuse_other_layouts(path: str, n_processes: int) -> None:
             "only with the process layout that wrote its checkpoint (its runs are split by process); restart with "
             f"that many processes, or delete {path} and {path}.* to start over"
         )
+
+
+def agreed_generation(
+    spread,
+    found: Mapping[int, T],
+    refusal: Exception | None,
+    *,
+    name: str,
+    generations: str,
+    what: str,
+    error,
+    remedy: str,
+) -> T | None:
+    """This process's share of the latest generation (chunks done, or saves) that every process holds a share of:
+    the one agreement of a checkpoint's resume and a live learner's load over several processes.
+
+    ``found`` maps the generations this process holds (its latest and previous share) to them; ``refusal`` is
+    the error that kept this process from reading its shares. The processes compare what they hold (``spread``'s
+    ``agree``, :class:`jcsol.distributed.Spread`) before any work: when one refuses, every process refuses with
+    ``error``, so that none goes on alone; shares of no common generation are refused naming the generations each
+    process holds, with ``remedy``. ``None`` when no process holds a share.
+    """
+    held = sorted(found, reverse=True)
+    table = spread.agree([int(refusal is not None), *(held + [0, 0])[:2]], what)
+    if refusal is not None:
+        raise refusal
+    if table[:, 0].any():
+        raise error(
+            f"{name}: process(es) {np.flatnonzero(table[:, 0]).tolist()} refused their share (their error says "
+            "why); every process refuses, so that none goes on alone"
+        )
+    held_by = [set(row[1:].tolist()) - {0} for row in table]
+    if not any(held_by):
+        return None
+    common = set.intersection(*held_by)
+    if not common:
+        raise error(
+            f"{name}: the processes hold shares of different {generations} ({[sorted(h) for h in held_by]} by "
+            f"process): {remedy}"
+        )
+    return found[max(common)]

@@ -44,7 +44,7 @@ def use_cpu_cores(n: int | None = None) -> int:
         raise ValueError(f"use_cpu_cores needs n >= 1, got {n}")
     if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
         return len(jax.devices("cpu"))
-    if jax.config.jax_num_cpu_devices == n and _backends_started():  # type: ignore[attr-defined]  # a dynamic flag
+    if jax.config.jax_num_cpu_devices == n and backends_started():  # type: ignore[attr-defined]  # a dynamic flag
         return len(jax.devices("cpu"))
     try:
         jax.config.update("jax_num_cpu_devices", n)
@@ -56,7 +56,7 @@ def use_cpu_cores(n: int | None = None) -> int:
     return len(jax.devices("cpu"))
 
 
-def _backends_started() -> bool:
+def backends_started() -> bool:
     from jax._src import xla_bridge  # no public way to ask without starting them
 
     return bool(getattr(xla_bridge, "_backends", None))
@@ -78,7 +78,7 @@ def configure_cpu_devices_on_import() -> None:
         jax.config.jax_num_cpu_devices not in (-1, None)  # type: ignore[attr-defined]  # a dynamic flag
         or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
     )
-    if chosen_elsewhere or _backends_started():
+    if chosen_elsewhere or backends_started():
         if wanted and not chosen_elsewhere:
             warnings.warn(
                 f"{ENV_CPU_DEVICES}={wanted} is ignored: JAX started before jcsol was imported",

@@ -17,11 +17,17 @@ chunk scans the same compiled step (a shorter last chunk gets its own scan of it
 depend on the chunk size, bit for bit. No round is ever masked: a masked round would cost a copy of every
 run's state, which for sparse rows is O(d) where the step itself is O(nnz) (the live learner's padded batches
 run a loop that stops after their last real round instead).
+
+:func:`run` is four steps: ``_plan`` checks the call and sizes it (every refusal comes there, before any work),
+``_place`` puts the units on their devices and starts the carry (new, or from a checkpoint), ``_chunk_loop`` runs
+the chunks, and ``_result`` gathers the runs in the grid's order. The rounds, their memory layout, the units'
+placement, the shared checks and the compiled programs are the engine's core (:mod:`jcsol.core`), which the live
+learner shares.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import functools
 import hashlib
 import math
@@ -29,35 +35,37 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, overload
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental.layout import Format, Layout, with_layout_constraint
-from jax.sharding import Mesh, PartitionSpec
 
-from . import kernel
-from .base import Example, Learner, beyond_row_scales, check_hyperparameters
-from .checkpoint import CheckpointError, load_checkpoint, load_share, save_checkpoint, save_share
-from .compiled import CompiledCache
+from .base import Learner, beyond_row_scales
+from .checkpoint import (
+    CheckpointError,
+    agreed_generation,
+    load_checkpoint,
+    load_share,
+    save_checkpoint,
+    save_share,
+    update_digest,
+)
+from .core import checks, placement, programs
+from .core.programs import advance_program
+from .core.rounds import init_carry, total_cost
 from .datasets.rowstore import RowStore
-from .devices import available_memory
-from .distributed import Spread, global_devices
+from .distributed import Spread
 from .grids import check_grid
-from .linalg import SparseVector, densify, in_rounds
-from .metrics import FN, FP, TN, TP
 from .objective import Objective, Sum
-from .paths import CompilerOptions, Kernel, Path, Scan, choose
+from .paths import Kernel, Path, Scan, choose
 from .result import Result
-from .rounds import compensated_add
 from .stream import SparseRows, check_costs, check_fits, check_labels, check_run_options, check_stream
 from .watchdog import resolve_timeout, watch
 from .xla_cpu import compile_options
 
 DEFAULT_CHUNK = 16384
-_COMPILED: CompiledCache[Any] = CompiledCache()
 
 
 class ChunkDone(NamedTuple):
@@ -207,13 +215,117 @@ def run(
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)`` (``None`` on the
         processes other than 0 with ``gather="first"``).
     """
-    objective = Sum() if objective is None else objective
+    plan = _plan(
+        learner,
+        X,
+        y,
+        perms=perms,
+        objective=Sum() if objective is None else objective,
+        costs=costs,
+        key=key,
+        curve_points=curve_points,
+        record_scores=record_scores,
+        dtype=dtype,
+        chunk_size=chunk_size,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        progress=progress,
+        on_chunk=on_chunk,
+        stall_timeout=stall_timeout,
+        grid_blocks=grid_blocks,
+        gather=gather,
+        path=path,
+    )
+    placed = _place(plan)
+    ran = _chunk_loop(plan, placed)
+    return _result(plan, placed, ran)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """A call of :func:`run` checked and sized, before any work: the stream, the runs, the chunks, the options."""
+
+    learner: Learner
+    objective: Objective
+    rows: Any  # the rows: an array, SparseRows or a RowStore
+    y: np.ndarray
+    costs: np.ndarray | None
+    dtype: np.dtype
+    path: Path
+    platform: str
+    stall_after: float | None
+    init_key: jax.Array
+    idx: np.ndarray  # (P, L) the rows of each permutation's rounds
+    n_pos: np.ndarray  # (P,) each permutation's positives
+    n_neg: np.ndarray
+    grid_shape: tuple[int, ...]
+    flat: tuple[Learner, Objective]  # the grid's hyperparameters flattened to one axis
+    blocks: int
+    block: int  # grid points per unit
+    n_curve: int
+    chunk: int
+    slots: np.ndarray  # each round's curve point
+    curve_t: np.ndarray  # each curve point's round
+    record_scores: bool
+    checkpoint: Any
+    checkpoint_every: int
+    progress: bool | None
+    on_chunk: Callable[[ChunkDone], None] | None
+    gather: str
+
+    @property
+    def store(self) -> RowStore | None:
+        return self.rows if isinstance(self.rows, RowStore) else None
+
+    @property
+    def n_perm(self) -> int:
+        return self.idx.shape[0]
+
+    @property
+    def length(self) -> int:
+        return self.idx.shape[1]
+
+    @property
+    def d(self) -> int:
+        return int(self.rows.shape[1])
+
+    @property
+    def n_units(self) -> int:
+        return self.n_perm * self.blocks
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.length // self.chunk)
+
+
+def _plan(
+    learner,
+    X,
+    y,
+    *,
+    perms,
+    objective,
+    costs,
+    key,
+    curve_points,
+    record_scores,
+    dtype,
+    chunk_size,
+    checkpoint,
+    checkpoint_every,
+    progress,
+    on_chunk,
+    stall_timeout,
+    grid_blocks,
+    gather,
+    path,
+) -> _Plan:
+    """:func:`run`'s arguments checked, the orders drawn and the memory counted: every refusal comes here, before
+    any work."""
     if not isinstance(learner, Learner):
         raise TypeError(f"learner must be a jcsol learner, got {type(learner).__name__}")
     if not isinstance(objective, Objective):
         raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
-    check_hyperparameters(learner)
-    check_hyperparameters(objective)
     check_grid(learner, objective)
     if gather not in ("all", "first"):
         raise ValueError(f'gather must be "all" or "first", got {gather!r}')
@@ -229,20 +341,9 @@ def run(
     )
     platform = jax.local_devices()[0].platform
     stall_after = resolve_timeout(stall_timeout, platform)
-    store = X if isinstance(X, RowStore) else None
-    if store is not None:
-        y = check_labels(y)
-        if len(y) != store.shape[0]:
-            raise ValueError(f"the row store has {store.shape[0]} rows but y has {len(y)} labels")
-    else:
-        X, y = check_stream(X, y)
-    dtype = _resolve_dtype(dtype)
-    chosen = choose(path, learner, dense_rows=store is None and not isinstance(X, SparseRows), platform=platform)
-    if store is None:
-        check_fits(X.values if isinstance(X, SparseRows) else X, dtype)
-    costs = None if costs is None else check_costs(costs, len(y))
-    if costs is not None:
-        check_fits(costs, dtype, "costs")
+    X, y, costs, dtype = _checked_stream(X, y, costs, dtype)
+    dense_rows = not isinstance(X, (RowStore, SparseRows))
+    chosen = choose(path, learner, dense_rows=dense_rows, platform=platform)
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)
@@ -256,15 +357,89 @@ def run(
             "use Sum(rho='laplace') or Cost(...)"
         )
     d = X.shape[1]
-    grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
-    blocks = _check_grid_blocks(grid_blocks, math.prod(grid_shape))
-    block = -(-math.prod(grid_shape) // blocks)  # grid points per unit
-    n_units = n_perm * blocks
-    runs_here = block * _runs_here(n_units)
+    grid_shape, flat_learner, flat_objective = checks.flatten_grid(learner, objective, dtype)
+    blocks = checks.check_grid_blocks(grid_blocks, math.prod(grid_shape))
+    block = -(-math.prod(grid_shape) // blocks)
+    _check_run_memory(
+        learner,
+        X,
+        d,
+        dtype,
+        length,
+        block * placement.runs_here(n_perm * blocks),
+        n_perm * blocks,
+        curve_points,
+        record_scores,
+        chunk_size,
+    )
+    n_curve = int(curve_points)
+    if not 0 <= n_curve <= length:
+        raise ValueError(f"curve_points must be in [0, {length}] for runs of {length} rounds, got {curve_points}")
+    chunk = min(length, int(chunk_size or DEFAULT_CHUNK))
+    if chunk < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    slots, curve_t = _curve_slots(length, n_curve)
+    return _Plan(
+        learner=learner,
+        objective=objective,
+        rows=X,
+        y=y,
+        costs=costs,
+        dtype=dtype,
+        path=chosen,
+        platform=platform,
+        stall_after=stall_after,
+        init_key=init_key,
+        idx=idx,
+        n_pos=n_pos,
+        n_neg=n_neg,
+        grid_shape=grid_shape,
+        flat=(flat_learner, flat_objective),
+        blocks=blocks,
+        block=block,
+        n_curve=n_curve,
+        chunk=chunk,
+        slots=slots,
+        curve_t=curve_t,
+        record_scores=record_scores,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        progress=progress,
+        on_chunk=on_chunk,
+        gather=gather,
+    )
+
+
+def _checked_stream(X, y, costs, dtype):
+    """``(X, y, costs, dtype)`` checked: rows in memory or a row store, labels, example costs, and values that the
+    dtype holds."""
+    store = X if isinstance(X, RowStore) else None
+    if store is not None:
+        y = check_labels(y)
+        if len(y) != store.shape[0]:
+            raise ValueError(f"the row store has {store.shape[0]} rows but y has {len(y)} labels")
+    else:
+        X, y = check_stream(X, y)
+    dtype = checks.resolve_dtype(dtype)
+    if store is None:
+        check_fits(X.values if isinstance(X, SparseRows) else X, dtype)
+    costs = None if costs is None else check_costs(costs, len(y))
+    if costs is not None:
+        check_fits(costs, dtype, "costs")
+    return X, y, costs, dtype
+
+
+def _check_run_memory(
+    learner, X, d: int, dtype, length: int, runs_here: int, n_units: int, curve_points, record_scores, chunk_size
+) -> None:
+    """Refuses a run whose states, rows, orders, curves and scores would not fit in memory
+    (:func:`jcsol.core.checks.check_memory`)."""
     itemsize = dtype.itemsize
     rows_bytes = (
         0
-        if store is not None  # one chunk of rows at a time
+        if isinstance(X, RowStore)  # one chunk of rows at a time
         else X.indices.nbytes + X.values.size * itemsize
         if isinstance(X, SparseRows)
         else X.size * itemsize
@@ -276,202 +451,289 @@ def run(
         + 256
     )
     stream_bytes = rows_bytes + 2 * length * itemsize + 16 * n_units * length  # rows, labels, costs, orders
-    _check_memory(learner, d, runs_here, dtype, stream_bytes + runs_here * per_run_bytes)
+    checks.check_memory(learner, d, runs_here, dtype, stream_bytes + runs_here * per_run_bytes)
 
-    n_curve = int(curve_points)
-    if not 0 <= n_curve <= length:
-        raise ValueError(f"curve_points must be in [0, {length}] for runs of {length} rounds, got {curve_points}")
-    chunk = min(length, int(chunk_size or DEFAULT_CHUNK))
-    if chunk < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    if checkpoint_every < 1:
-        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
-    n_chunks = -(-length // chunk)
-    slots, curve_t = _curve_slots(length, n_curve)
 
+class _Placed(NamedTuple):
+    """A planned run's units on their devices, the chunks' data, and its first carry (new, or resumed)."""
+
+    devices: tuple
+    runs_per_device: int
+    spread: Spread | None
+    everywhere: bool  # whether this process returns the result
+    hyper: Any  # (learner, objective): the grid's, or each unit's block of it
+    n_runs: Any  # each unit's (positives, negatives)
+    chunks: Any  # _ResidentChunks or _StoredChunks
+    fingerprint: str
+    first: int  # the first chunk to run
+    pending: Any  # the first chunk's (data, orders), read before the carry's init is compiled
+    carry_shape: Any
+    carry: Any
+    time_compile: float
+
+
+def _place(plan: _Plan) -> _Placed:
+    """Places the units over the devices (and processes), the data beside them, and starts the carry: from the
+    learners' initial states, or from the checkpoint the processes agree on."""
     # units with their own hyperparameters go at least two to a device: XLA's CPU kernels of some JAX versions
     # (0.8, 0.10.0) round a device's products differently when its units' hyperparameters form an axis of one
+    blocks, n_perm = plan.blocks, plan.n_perm
     at_least = 2 if blocks > 1 else 1
-    devices = _devices_for(n_units, at_least)
+    devices = placement.devices_for(plan.n_units, at_least)
     n_devices = len(devices)
     # one block: every unit shares the whole grid's hyperparameters (not mapped over the units); several: each
     # unit holds its block's
-    hyper: Any = (flat_learner, flat_objective)
+    hyper: Any = plan.flat
     per_unit: tuple = (
-        jnp.repeat(jax.random.split(init_key, n_perm), blocks, axis=0),
-        np.repeat(idx, blocks, axis=0),
-        np.repeat(n_pos, blocks),
-        np.repeat(n_neg, blocks),
+        jnp.repeat(jax.random.split(plan.init_key, n_perm), blocks, axis=0),
+        np.repeat(plan.idx, blocks, axis=0),
+        np.repeat(plan.n_pos, blocks),
+        np.repeat(plan.n_neg, blocks),
     )
     if blocks > 1:
-        hyper, *per_unit = _pad_runs((_blocked(hyper, n_perm, blocks, block), *per_unit), n_devices, at_least)
+        blocked = placement.blocked(hyper, n_perm, blocks, plan.block)
+        hyper, *per_unit = placement.pad_runs((blocked, *per_unit), n_devices, at_least)
     else:
-        per_unit = _pad_runs(per_unit, n_devices)
+        per_unit = placement.pad_runs(per_unit, n_devices)
     keys, idx_padded, n_pos_d, n_neg_d = per_unit
-    n_runs_per_device = block * idx_padded.shape[0] // n_devices
     spread = (
-        Spread(devices, idx_padded.shape[0], timeout=stall_after, on_cpu=platform == "cpu")
+        Spread(devices, idx_padded.shape[0], timeout=plan.stall_after, on_cpu=plan.platform == "cpu")
         if jax.process_count() > 1
         else None
     )
-    everywhere = gather == "all" or spread is None or spread.process == 0
-    chunks = (_ResidentChunks if store is None else _StoredChunks)(
-        store if store is not None else X, y, costs, np.asarray(idx_padded), chunk, dtype, spread
+    everywhere = plan.gather == "all" or spread is None or spread.process == 0
+    chunks = (_ResidentChunks if plan.store is None else _StoredChunks)(
+        plan.rows, plan.y, plan.costs, np.asarray(idx_padded), plan.chunk, plan.dtype, spread
     )
     if spread is None:
         hyper, n_runs = jax.device_put((hyper, (n_pos_d, n_neg_d)))
     else:  # every input a global array: each process places its own devices' part
         hyper = spread.split(hyper) if blocks > 1 else spread.whole(hyper)
         n_runs, keys = spread.split(((n_pos_d, n_neg_d), keys))
-    fingerprint = (
-        _fingerprint(
-            learner,
-            objective,
-            store.fingerprint if store is not None else X,
-            y if costs is None else (y, costs),
-            idx,
-            dtype,
-            n_curve,
-            chunk,
-            init_key,
-            blocks,
-        )
-        if checkpoint is not None or spread is not None
-        else ""
-    )  # "": nothing compares it
+    fingerprint = _run_fingerprint(plan) if plan.checkpoint is not None or spread is not None else ""
     if spread is not None:
         spread.same_call(
             fingerprint,
-            record_scores=record_scores,
-            on_chunk=on_chunk is not None,
-            checkpoint_every=checkpoint_every if checkpoint is not None else 0,
-            gather=gather == "first",
+            record_scores=plan.record_scores,
+            on_chunk=plan.on_chunk is not None,
+            checkpoint_every=plan.checkpoint_every if plan.checkpoint is not None else 0,
+            gather=plan.gather == "first",
         )
-    if checkpoint is None:
+    if plan.checkpoint is None:
         restored = None
     elif spread is None:
-        restored = load_checkpoint(checkpoint, fingerprint, n_chunks)
+        restored = load_checkpoint(plan.checkpoint, fingerprint, plan.n_chunks)
     else:
-        restored = _resume_point(spread, checkpoint, fingerprint, n_chunks)
-    if restored is not None and record_scores:
+        restored = _resume_point(spread, plan.checkpoint, fingerprint, plan.n_chunks)
+    if restored is not None and plan.record_scores:
         raise ValueError(
-            f"record_scores needs every round of the run, but checkpoint {checkpoint} resumes it after "
+            f"record_scores needs every round of the run, but checkpoint {plan.checkpoint} resumes it after "
             f"{restored[0]} chunks; delete the checkpoint or leave out record_scores"
         )
     first = 0 if restored is None else restored[0]
-    saved = first if checkpoint is not None else None  # chunks the checkpoint on disk holds
-    pending = chunks.get(first) if first < n_chunks else chunks.get(0)
-
-    init_fn, carry_shape, time_compile = _compiled_init(
+    pending = chunks.get(first) if first < plan.n_chunks else chunks.get(0)
+    init_fn, carry_shape, time_compile = programs.compiled_init(
         hyper[0],
         keys,
-        n_grid=block,
-        n_curve=n_curve,
-        d=d,
-        dtype=dtype,
+        n_grid=plan.block,
+        n_curve=plan.n_curve,
+        d=plan.d,
+        dtype=plan.dtype,
         devices=devices,
         per_unit=blocks > 1,
         sparse_rows=isinstance(pending[0][0], tuple),
-        compiler_options=chosen.compiler_options,
+        compiler_options=plan.path.compiler_options,
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
     elif spread is None:
-        carry = _restore_carry(carry_shape, restored[1], n_units, n_devices, at_least, checkpoint)
+        carry = _restore_carry(carry_shape, restored[1], plan.n_units, n_devices, at_least, plan.checkpoint)
     else:
         carry = spread.from_local(carry_shape, restored[1])
-    show = _Progress(n_chunks, first, length, chunk, enabled=progress, name=learner.name)
-    time_run, chunk_scores_seen = 0.0, []
-    for k in range(first, n_chunks):
-        window = slice(k * chunk, (k + 1) * chunk)
-        data, order = pending if k == first else chunks.get(k)
-        chunk_slots = slots[window]
-        if isinstance(chosen, Kernel):  # one compiled kernel for every chunk: a short one padded, its length given
-            rounds = len(chunk_slots)
-            order, chunk_slots = _padded_chunk(order, chunk), np.pad(chunk_slots, (0, chunk - rounds))
-        args = (*hyper, data, *n_runs, order, chunk_slots if spread is None else spread.whole(chunk_slots))
-        if isinstance(chosen, Kernel):
-            args += (np.int32(rounds) if spread is None else spread.whole(np.int32(rounds)),)
-        advance_fn, seconds = _compiled_advance(
-            carry_shape, args, d=d, devices=devices, per_unit=blocks > 1, path=chosen, record_scores=record_scores
-        )
-        time_compile += seconds
-        start = time.perf_counter()
-        carry, chunk_scores = watch(
-            functools.partial(_advance_blocking, advance_fn, carry, args),
-            timeout=stall_after,
-            on_cpu=platform == "cpu",
-            describe=functools.partial(
-                _stalled, k, n_chunks, chunk, length, devices, n_runs_per_device, learner, d, checkpoint, saved
-            ),
-        )
-        time_run += time.perf_counter() - start
-        if record_scores:
-            chunk_scores_seen.append(
-                np.asarray(chunk_scores)
-                if spread is None
-                else spread.gather(chunk_scores, f"gathering the scores of chunk {k + 1}", everywhere=everywhere)
-            )
-        if checkpoint is not None and ((k + 1) % checkpoint_every == 0 or k + 1 == n_chunks):
-            if spread is None:
-                save_checkpoint(
-                    checkpoint, fingerprint, k + 1, n_chunks, [np.asarray(a)[:n_units] for a in jax.tree.leaves(carry)]
-                )
-            else:
-                save_share(checkpoint, fingerprint, k + 1, n_chunks, spread.local(carry), layout=spread.layout())
-            saved = k + 1
-        if spread is not None:  # no process starts a chunk before all saved the last: their shares stay in step
-            spread.barrier(k + 1, f"the end of chunk {k + 1} of {n_chunks}")
-        show.update(k + 1)
-        if on_chunk is not None:
-            seen = (carry.state, carry.counts)
-            states, counts = (
-                _on_host(seen, devices)
-                if spread is None
-                else spread.gather(seen, f"gathering the states of chunk {k + 1}", everywhere=everywhere)
-            ) or (None, None)
-            on_chunk(
-                ChunkDone(
-                    k + 1,
-                    n_chunks,
-                    min((k + 1) * chunk, length),
-                    None if states is None else _grid_major(states, grid_shape, n_perm, blocks),
-                    None if counts is None else np.asarray(_grid_major(counts, grid_shape, n_perm, blocks)),
-                )
-            )
-    show.close()
-
-    final = (
-        _on_host(carry, devices)
-        if spread is None
-        else spread.gather(carry, "gathering the results", everywhere=everywhere)
-    )
-    if not everywhere:
-        return None
-    final = _grid_major(final, grid_shape, n_perm, blocks)
-    scores = None
-    if record_scores:  # never resumed, so every chunk's scores are here
-        per_round = np.concatenate([a[:n_units] for a in chunk_scores_seen], axis=-1)[..., :length]
-        scores = _grid_major(per_round, grid_shape, n_perm, blocks)
-    _warn_diverged(learner, final.state, math.prod(grid_shape) * n_perm)
-    if store is None:
-        _warn_scale(learner, X, dtype)
-    return Result(
-        learner=learner,
-        objective=objective,
-        grid_shape=grid_shape,
-        orders=np.array(idx),  # the drawn orders are shared between calls: the result holds its own
-        counts=np.asarray(final.counts),
-        curve=np.asarray(final.curve) if n_curve else None,
-        curve_t=curve_t if n_curve else None,
-        states=final.state,
-        mistake_cost=_total_cost(np.asarray(final.mistake_cost)),
-        scores=scores,
-        labels=np.array(y) if record_scores else None,  # the measures of the scores read each round's label
+    return _Placed(
+        devices=devices,
+        runs_per_device=plan.block * idx_padded.shape[0] // n_devices,
+        spread=spread,
+        everywhere=everywhere,
+        hyper=hyper,
+        n_runs=n_runs,
+        chunks=chunks,
+        fingerprint=fingerprint,
+        first=first,
+        pending=pending,
+        carry_shape=carry_shape,
+        carry=carry,
         time_compile=time_compile,
-        time_run=time_run,
-        resumed_at=min(first * chunk, length),
-        n_features=int(d),
+    )
+
+
+def _run_fingerprint(plan: _Plan) -> str:
+    """:func:`_fingerprint` of a planned run."""
+    store = plan.store
+    return _fingerprint(
+        plan.learner,
+        plan.objective,
+        store.fingerprint if store is not None else plan.rows,
+        plan.y if plan.costs is None else (plan.y, plan.costs),
+        plan.idx,
+        plan.dtype,
+        plan.n_curve,
+        plan.chunk,
+        plan.init_key,
+        plan.blocks,
+    )
+
+
+class _Ran(NamedTuple):
+    """What the chunk loop leaves: the last carry, every chunk's scores (when recorded) and the times."""
+
+    carry: Any
+    chunk_scores: list
+    time_compile: float
+    time_run: float
+
+
+def _chunk_loop(plan: _Plan, placed: _Placed) -> _Ran:
+    """Runs the chunks from the first not done, each under the watchdog; after each, saves the checkpoint when
+    due, keeps the processes in step, and reports progress and ``on_chunk``."""
+    carry, time_compile, time_run, chunk_scores = placed.carry, placed.time_compile, 0.0, []
+    saved = placed.first if plan.checkpoint is not None else None  # chunks the checkpoint on disk holds
+    show = _Progress(
+        plan.n_chunks, placed.first, plan.length, plan.chunk, enabled=plan.progress, name=plan.learner.name
+    )
+    for k in range(placed.first, plan.n_chunks):
+        data, order = placed.pending if k == placed.first else placed.chunks.get(k)
+        carry, scores, seconds, took = _advance_chunk(plan, placed, k, carry, data, order, saved)
+        time_compile += seconds
+        time_run += took
+        if plan.record_scores:
+            chunk_scores.append(
+                np.asarray(scores)
+                if placed.spread is None
+                else placed.spread.gather(
+                    scores, f"gathering the scores of chunk {k + 1}", everywhere=placed.everywhere
+                )
+            )
+        if plan.checkpoint is not None and ((k + 1) % plan.checkpoint_every == 0 or k + 1 == plan.n_chunks):
+            _save(plan, placed, k + 1, carry)
+            saved = k + 1
+        if placed.spread is not None:  # no process starts a chunk before all saved the last: their shares stay in step
+            placed.spread.barrier(k + 1, f"the end of chunk {k + 1} of {plan.n_chunks}")
+        show.update(k + 1)
+        if plan.on_chunk is not None:
+            plan.on_chunk(_chunk_done(plan, placed, k + 1, carry))
+    show.close()
+    return _Ran(carry, chunk_scores, time_compile, time_run)
+
+
+def _advance_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, saved: int | None):
+    """Chunk ``k`` compiled (once per signature) and run under the watchdog: ``(carry, scores, compile seconds,
+    run seconds)``."""
+    spread = placed.spread
+    chunk_slots = plan.slots[k * plan.chunk : (k + 1) * plan.chunk]
+    kernel_path = isinstance(plan.path, Kernel)
+    if kernel_path:  # one compiled kernel for every chunk: a short one padded, its length given
+        rounds = len(chunk_slots)
+        order, chunk_slots = _padded_chunk(order, plan.chunk), np.pad(chunk_slots, (0, plan.chunk - rounds))
+    args = (*placed.hyper, data, *placed.n_runs, order, chunk_slots if spread is None else spread.whole(chunk_slots))
+    if kernel_path:
+        args += (np.int32(rounds) if spread is None else spread.whole(np.int32(rounds)),)
+    advance_fn, seconds = programs.compiled_advance(
+        placed.carry_shape,
+        args,
+        d=plan.d,
+        devices=placed.devices,
+        per_unit=plan.blocks > 1,
+        path=plan.path,
+        record_scores=plan.record_scores,
+    )
+    start = time.perf_counter()
+    carry, scores = watch(
+        functools.partial(_advance_blocking, advance_fn, carry, args),
+        timeout=plan.stall_after,
+        on_cpu=plan.platform == "cpu",
+        describe=functools.partial(
+            _stalled,
+            k,
+            plan.n_chunks,
+            plan.chunk,
+            plan.length,
+            placed.devices,
+            placed.runs_per_device,
+            plan.learner,
+            plan.d,
+            plan.checkpoint,
+            saved,
+        ),
+    )
+    return carry, scores, seconds, time.perf_counter() - start
+
+
+def _save(plan: _Plan, placed: _Placed, done: int, carry) -> None:
+    """Saves the carry after ``done`` chunks (this process's share of it, over several processes)."""
+    if placed.spread is None:
+        leaves = [np.asarray(a)[: plan.n_units] for a in jax.tree.leaves(carry)]
+        save_checkpoint(plan.checkpoint, placed.fingerprint, done, plan.n_chunks, leaves)
+    else:
+        spread = placed.spread
+        save_share(
+            plan.checkpoint, placed.fingerprint, done, plan.n_chunks, spread.local(carry), layout=spread.layout()
+        )
+
+
+def _chunk_done(plan: _Plan, placed: _Placed, done: int, carry) -> ChunkDone:
+    """What ``on_chunk`` receives after ``done`` chunks: the states and counts in the grid's order."""
+    seen = (carry.state, carry.counts)
+    states, counts = (
+        placement.on_host(seen, placed.devices)
+        if placed.spread is None
+        else placed.spread.gather(seen, f"gathering the states of chunk {done}", everywhere=placed.everywhere)
+    ) or (None, None)
+    grid = functools.partial(placement.grid_major, grid_shape=plan.grid_shape, n_perm=plan.n_perm, blocks=plan.blocks)
+    return ChunkDone(
+        done,
+        plan.n_chunks,
+        min(done * plan.chunk, plan.length),
+        None if states is None else grid(states),
+        None if counts is None else np.asarray(grid(counts)),
+    )
+
+
+def _result(plan: _Plan, placed: _Placed, ran: _Ran) -> Result | None:
+    """The runs' final carry gathered in the grid's order as a :class:`jcsol.Result` (``None`` on the processes
+    that do not receive it), with the warnings of diverged runs and of rows beyond the learner's scales."""
+    final = (
+        placement.on_host(ran.carry, placed.devices)
+        if placed.spread is None
+        else placed.spread.gather(ran.carry, "gathering the results", everywhere=placed.everywhere)
+    )
+    if not placed.everywhere:
+        return None
+    grid = functools.partial(placement.grid_major, grid_shape=plan.grid_shape, n_perm=plan.n_perm, blocks=plan.blocks)
+    final = grid(final)
+    scores = None
+    if plan.record_scores:  # never resumed, so every chunk's scores are here
+        per_round = np.concatenate([a[: plan.n_units] for a in ran.chunk_scores], axis=-1)[..., : plan.length]
+        scores = grid(per_round)
+    _warn_diverged(plan.learner, final.state, math.prod(plan.grid_shape) * plan.n_perm)
+    if plan.store is None:
+        _warn_scale(plan.learner, plan.rows, plan.dtype)
+    return Result(
+        learner=plan.learner,
+        objective=plan.objective,
+        grid_shape=plan.grid_shape,
+        orders=np.array(plan.idx),  # the drawn orders are shared between calls: the result holds its own
+        counts=np.asarray(final.counts),
+        curve=np.asarray(final.curve) if plan.n_curve else None,
+        curve_t=plan.curve_t if plan.n_curve else None,
+        states=final.state,
+        mistake_cost=total_cost(np.asarray(final.mistake_cost)),
+        scores=scores,
+        labels=np.array(plan.y) if plan.record_scores else None,  # the measures of the scores read each round's label
+        time_compile=ran.time_compile,
+        time_run=ran.time_run,
+        resumed_at=min(placed.first * plan.chunk, plan.length),
+        n_features=int(plan.d),
     )
 
 
@@ -483,13 +745,6 @@ def _padded_chunk(order, chunk: int):
     if isinstance(order, np.ndarray):
         return np.pad(order, ((0, 0), (0, chunk - rounds)))
     return jnp.pad(order, ((0, 0), (0, chunk - rounds)))
-
-
-def _on_host(tree, devices: tuple):
-    """``tree`` as it is on one device; split over several, fetched to the host shard by shard. An eager
-    operation on arrays split over several CPU devices is one program with a collective in it, which XLA's CPU
-    runtime can abort on (a participant that never arrives)."""
-    return tree if len(devices) == 1 else jax.tree.map(np.asarray, tree)
 
 
 def _advance_blocking(advance_fn, carry, args):
@@ -545,7 +800,7 @@ def _warn_diverged(learner: Learner, states, n_runs: int) -> None:
             "diverged, and a NaN score predicts +1, so their counts are not a classifier's): lower its "
             "step size or scale the costs down",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -554,57 +809,7 @@ def _warn_scale(learner: Learner, X, dtype) -> None:
     (:func:`jcsol.base.beyond_row_scales`)."""
     message = beyond_row_scales(learner, X.values if isinstance(X, SparseRows) else X, dtype)
     if message:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-def _total_cost(pairs: np.ndarray) -> np.ndarray:
-    """The mistake costs of :func:`_add_cost`'s pairs ``(…, 2)``: each sum with what its rounding lost added."""
-    return pairs[..., 0] + pairs[..., 1]
-
-
-def _grid_major(tree, grid_shape: tuple[int, ...], n_perm: int, blocks: int):
-    """Leaves laid out (units, grid points of the unit's block, …) as (grid_shape…, permutations, …), the
-    padded units and grid points dropped. Unit ``u`` is permutation ``u // blocks``, block ``u % blocks``."""
-    n_grid = math.prod(grid_shape)
-
-    def one(a):
-        xp = np if isinstance(a, np.ndarray) else jnp
-        per_perm = a[: n_perm * blocks].reshape((n_perm, blocks * a.shape[1]) + a.shape[2:])[:, :n_grid]
-        return xp.swapaxes(per_perm, 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:])
-
-    return jax.tree.map(one, tree)
-
-
-def _check_grid_blocks(grid_blocks, n_grid: int) -> int:
-    """``grid_blocks`` checked: a whole number of blocks, none of them empty, for a grid of ``n_grid`` points."""
-    valid = [k for k in range(1, n_grid + 1) if (k - 1) * -(-n_grid // k) < n_grid]
-    if isinstance(grid_blocks, bool) or not isinstance(grid_blocks, (int, np.integer)) or grid_blocks not in valid:
-        shown = ", ".join(map(str, valid)) if len(valid) <= 12 else f"{', '.join(map(str, valid[:11]))}, …"
-        raise ValueError(
-            f"grid_blocks must cut the grid's {n_grid} point(s) into blocks of equal size, none of them empty: "
-            f"one of {shown}; got {grid_blocks!r}"
-        )
-    return int(grid_blocks)
-
-
-def _blocked(tree, n_perm: int, blocks: int, block: int):
-    """Hyperparameter leaves of the flat grid as ``(n_perm * blocks, block)``: unit ``u`` holds the grid
-    points of block ``u % blocks``, the last block padded with copies of the last point."""
-
-    def one(a):
-        padded = np.concatenate([a, np.repeat(a[-1:], blocks * block - a.shape[0])])
-        return np.tile(padded.reshape(blocks, block), (n_perm, 1))
-
-    return jax.tree.map(one, tree)
-
-
-def _resolve_dtype(dtype) -> np.dtype:
-    dtype = np.dtype("float32" if dtype is None else dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if dtype == np.float64 and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # a dynamic flag
-        raise ValueError('dtype="float64" needs 64-bit JAX: call jax.config.update("jax_enable_x64", True) first')
-    return dtype
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
 def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
@@ -622,7 +827,7 @@ def _orders(perms, n: int, key: jax.Array) -> np.ndarray:
         if perms < 1:
             raise ValueError(f"perms must be >= 1, got {perms}")
         # the orders, their copies for the devices and the draw's sort keys: 16 bytes a round of a run
-        _require_memory(16 * int(perms) * n, f"perms={perms} runs of {n} rounds need ", "give fewer permutations")
+        checks.require_memory(16 * int(perms) * n, f"perms={perms} runs of {n} rounds need ", "give fewer permutations")
         return _permutations(key, int(perms), n)
     try:
         orders = np.asarray(perms)
@@ -661,56 +866,6 @@ _DRAWN: dict[tuple, np.ndarray] = {}
 @functools.partial(jax.jit, static_argnums=(1, 2), compiler_options=compile_options())
 def _draw_permutations(key: jax.Array, perms: int, n: int) -> jax.Array:
     return jax.vmap(lambda k: jax.random.permutation(k, n))(jax.random.split(key, perms))
-
-
-def _flatten_grid(learner: Learner, objective: Objective, dtype) -> tuple[tuple[int, ...], Learner, Objective]:
-    """Broadcasts every hyperparameter leaf to the common grid shape and flattens it to one axis."""
-    leaves, treedef = jax.tree.flatten((learner, objective))
-    arrays = [np.asarray(leaf, dtype=dtype) for leaf in leaves]
-    try:
-        grid_shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
-    except ValueError:
-        shapes = ", ".join(str(a.shape) for a in arrays)
-        raise ValueError(
-            f"hyperparameter arrays of shapes {shapes} do not broadcast to one grid; "
-            "build product grids with jcsol.grid"
-        ) from None
-    n = math.prod(grid_shape)
-    flat = [np.broadcast_to(a, grid_shape).reshape(n) for a in arrays]
-    return grid_shape, *jax.tree.unflatten(treedef, flat)
-
-
-def _check_memory(learner: Learner, d: int, n_runs: int, dtype, extra_bytes: int = 0) -> None:
-    """Refuses a run that would not fit in memory with room to spare (:data:`MEMORY_USABLE`).
-
-    Counted per run, the learner's state three times: the scan's carry, the round's temporaries (a full
-    covariance update builds the new ``d × d`` matrix beside the old one: CW's does, per run of the vmapped
-    round), and the result's copy on the host; plus ``extra_bytes`` for the whole call (the rows on the device,
-    the curve, the recorded scores). ``tests/test_hostile_api.py`` checks the estimate against the peak that
-    XLA's compiled memory analysis gives for several learners."""
-    shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
-    per_run = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
-    what = f"{learner.name} with d={d} needs {per_run / 2.0**30:.2f} GiB of state per run; {n_runs} runs need "
-    _require_memory(3 * per_run * n_runs + int(extra_bytes), what, learner.too_large_hint())
-
-
-#: The share of the free memory a call may plan to fill; the rest stays free for what no estimate counts
-#: (compile-time buffers, the allocator's fragmentation, other processes' growth).
-MEMORY_USABLE = 0.8
-
-
-def _require_memory(need: int, what: str, hint: str) -> None:
-    """Refuses ``need`` bytes beyond :data:`MEMORY_USABLE` of what the device has free
-    (:func:`jcsol.devices.available_memory`): ``MemoryError("<what><need> GiB, more than the <usable> GiB
-    usable of the <free> GiB available; <hint>")``."""
-    have = available_memory()
-    usable = int(MEMORY_USABLE * have)
-    if need > usable:
-        gib = 2.0**30
-        raise MemoryError(
-            f"{what}{need / gib:.1f} GiB, more than the {usable / gib:.1f} GiB usable of the {have / gib:.1f} GiB "
-            f"available; {hint}"
-        )
 
 
 def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:
@@ -771,16 +926,6 @@ class _StoredChunks:
         return self.spread.whole(((indices, values), y, costs)), self.spread.split(local)
 
 
-def _pad_runs(per_unit, n_devices: int, at_least: int = 1):
-    """Pads the unit axis (every leaf's first) to a multiple of the device count, with ``at_least`` units a
-    device, by repeating the last unit."""
-    n = jax.tree.leaves(per_unit)[0].shape[0]
-    pad = n_devices * max(at_least, -(-n // n_devices)) - n
-    if not pad:
-        return per_unit
-    return jax.tree.map(lambda a: jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]), per_unit)
-
-
 def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: int, at_least: int, path) -> Any:
     """The carry saved in a checkpoint (unpadded units), checked against this run's shapes and padded again."""
     expected = jax.tree.leaves(shapes)
@@ -791,7 +936,7 @@ def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: in
         raise CheckpointError(
             f"checkpoint {path} holds a carry of other shapes than this run's; delete it to start over"
         )
-    padded = _pad_runs(tuple(leaves), n_devices, at_least)
+    padded = placement.pad_runs(tuple(leaves), n_devices, at_least)
     return jax.device_put(jax.tree.unflatten(jax.tree.structure(shapes), list(padded)))
 
 
@@ -839,169 +984,31 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int,
     digest.update(repr(treedef).encode())
     if isinstance(X, str):
         digest.update(X.encode())
-    for part in (*leaves, *(X if isinstance(X, SparseRows) else () if isinstance(X, str) else (X,)), y, idx):
-        arr = np.ascontiguousarray(np.asarray(part))
-        digest.update(f"{arr.dtype}{arr.shape}".encode())
-        digest.update(arr.tobytes())
+    update_digest(digest, (*leaves, *(X if isinstance(X, SparseRows) else () if isinstance(X, str) else (X,)), y, idx))
     digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}|{blocks}".encode())
     return digest.hexdigest()
-
-
-def _devices_for(n_units: int, at_least: int = 1) -> tuple:
-    """The devices a run's units are split over: in one process, its local devices, but no more than leave
-    ``at_least`` units to each; over several processes, every device of every process (each process must take
-    part, the units padded to ``at_least`` a device).
-
-    A unit (one permutation, one block of grid points) is never split: its grid points share each round's row,
-    so a learner's products over them are one matrix–vector product whose rounding depends on how many grid
-    points it holds (XLA's CPU kernels take its rows in tiles). Splitting whole units leaves every unit's
-    arithmetic as it is, so the result does not depend on the device count."""
-    if jax.process_count() > 1:
-        return global_devices()
-    return tuple(jax.local_devices()[: max(1, min(n_units // at_least, len(jax.local_devices())))])
-
-
-def _runs_here(n_units: int) -> int:
-    """How many of ``n_units`` units this process's devices hold (all of them, in one process)."""
-    if jax.process_count() == 1:
-        return n_units
-    return -(-n_units // jax.device_count()) * jax.local_device_count()
 
 
 def _resume_point(spread: Spread, path, fingerprint: str, n_chunks: int) -> tuple[int, list[np.ndarray]] | None:
     """``(chunks done, this process's leaves)`` of the latest chunk every process holds a checkpoint share of;
     ``None`` when no process has any. The processes agree on it before any work, or all refuse."""
+    found: dict[int, tuple[int, list[np.ndarray]]] = {}
+    refusal = None
     try:
-        found, refusal = load_share(path, fingerprint, n_chunks, layout=spread.layout()), None
+        shares = load_share(path, fingerprint, n_chunks, layout=spread.layout())
+        found = {done: (done, leaves) for done, leaves in shares.items()}
     except CheckpointError as err:
-        found, refusal = {}, err
-    held = sorted(found, reverse=True)
-    table = spread.agree([int(refusal is not None), *(held + [0, 0])[:2]], f"checking checkpoint {path}")
-    if refusal is not None:
-        raise refusal
-    if table[:, 0].any():
-        which = np.flatnonzero(table[:, 0]).tolist()
-        raise CheckpointError(
-            f"checkpoint {path}: process(es) {which} refused their share of it (their error says "
-            "why); every process refuses, so that none starts alone"
-        )
-    held_by = [set(row[1:].tolist()) - {0} for row in table]
-    if not any(held_by):
-        return None
-    common = set.intersection(*held_by)
-    if not common:
-        raise CheckpointError(
-            f"checkpoint {path}: the processes hold shares of different chunks ({[sorted(h) for h in held_by]} "
-            "chunks, by process): shares were deleted, or not written to one folder that every process sees; "
-            f"delete {path}.* to start over"
-        )
-    return max(common), found[max(common)]
-
-
-def _signature(tree, *static) -> tuple:
-    leaves, treedef = jax.tree.flatten(tree)
-    return (treedef, tuple(jax.typeof(leaf) for leaf in leaves), *static)
-
-
-def _sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
-    """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``; ``fn`` itself
-    on one device); the data are replicated, as every run reads the whole stream. The outputs are split over the
-    units unless ``out_specs`` says otherwise."""
-    if len(devices) == 1:
-        return fn
-    mesh = Mesh(np.array(devices), ("runs",))
-    out_specs = PartitionSpec("runs") if out_specs is None else out_specs
-    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
-
-
-def _compiled_init(
-    learner,
-    keys,
-    *,
-    n_grid: int,
-    n_curve: int,
-    d: int,
-    dtype,
-    devices: tuple,
-    per_unit: bool,
-    sparse_rows: bool,
-    compiler_options: Mapping[str, Any] | CompilerOptions = (),
-):
-    """``(init, carry shapes, compile seconds)``, compiled once per signature and cached; the carry is laid out
-    for sparse rows or dense ones (:func:`_carry_formats`)."""
-    signature = _signature(
-        (learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit, sparse_rows, compiler_options
-    )
-
-    def build():
-        split, whole = PartitionSpec("runs"), PartitionSpec()
-        init = _sharded(
-            functools.partial(_init_impl, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
-            devices,
-            (split if per_unit else whole, split),
-        )
-        shape = jax.eval_shape(init, learner, keys)
-        formats = _carry_formats(shape, learner, devices, sparse_rows)
-        with _precision(devices):
-            lowered = jax.jit(init, out_shardings=formats, compiler_options=compile_options()).lower(learner, keys)
-        return lowered.compile(dict(compiler_options) or None), shape  # the path's options win
-
-    (compiled, carry_shape), seconds = _COMPILED.get_or_build(signature, build)
-    return compiled, carry_shape, seconds
-
-
-def _compiled_advance(
-    carry_shape, args, *, d: int, devices: tuple, per_unit: bool, path: Path | None = None, record_scores: bool = True
-):
-    """``(advance, compile seconds)`` for a chunk of these shapes on ``path`` (default: the scan), compiled once
-    per signature and cached."""
-    path = Scan() if path is None else path
-    signature = _signature((carry_shape, args), "advance", d, devices, per_unit, path, record_scores)
-
-    def build():
-        program = advance_program(
-            carry_shape, args, d=d, devices=devices, per_unit=per_unit, path=path, record_scores=record_scores
-        )
-        with _precision(devices):
-            lowered = program.lower(carry_shape, *args)
-        return lowered.compile(dict(path.compiler_options) or None)  # the path's options win
-
-    return _COMPILED.get_or_build(signature, build)
-
-
-def advance_program(
-    carry_shape,
-    args,
-    *,
-    d: int,
-    devices: tuple,
-    per_unit: bool,
-    path: Path,
-    record_scores: bool = True,
-    platform: str | None = None,
-):
-    """The jitted chunk of rounds that :func:`run` compiles for ``path``, not yet lowered: ``(carry, *args) ->
-    (carry, scores)``, the carry donated. A :class:`jcsol.Kernel` path takes the chunk's number of rounds as the
-    last argument. ``platform`` (default: JAX's default backend) is the one the steps are written for, so that a
-    chunk can be lowered for a GPU on a machine without one."""
-    split, whole = PartitionSpec("runs"), PartitionSpec()
-    hyper = split if per_unit else whole
-    specs: tuple = (split, hyper, hyper, whole, split, split, split, whole)
-    if isinstance(path, Kernel):
-        impl: Callable = functools.partial(
-            _advance_kernel, d=d, per_unit=per_unit, options=path, record_scores=record_scores
-        )
-        specs += (whole,)
-    else:
-        impl = functools.partial(_advance_impl, d=d, per_unit=per_unit, unroll=path.unroll, platform=platform)
-    advance = _sharded(impl, devices, specs)
-    formats = _carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple), platform)
-    return jax.jit(
-        advance,
-        donate_argnums=0,
-        in_shardings=(formats, *(None,) * len(args)),
-        out_shardings=(formats, None),
-        compiler_options=compile_options(),
+        refusal = err
+    return agreed_generation(
+        spread,
+        found,
+        refusal,
+        name=f"checkpoint {path}",
+        generations="chunks",
+        what=f"checking checkpoint {path}",
+        error=CheckpointError,
+        remedy=f"shares were deleted, or not written to one folder that every process sees; delete {path}.* to "
+        "start over",
     )
 
 
@@ -1027,10 +1034,10 @@ def lowered_chunk(
     objective = Sum() if objective is None else objective
     path = Scan() if path is None else path
     dtype = np.dtype(dtype)
-    grid_shape, flat_learner, flat_objective = _flatten_grid(learner, objective, dtype)
+    grid_shape, flat_learner, flat_objective = checks.flatten_grid(learner, objective, dtype)
     keys = jax.random.split(jax.random.key(0), perms)
     carry_shape = jax.eval_shape(
-        functools.partial(_init_impl, n_grid=math.prod(grid_shape), n_curve=curve_points, d=d, dtype=dtype),
+        functools.partial(init_carry, n_grid=math.prod(grid_shape), n_curve=curve_points, d=d, dtype=dtype),
         flat_learner,
         keys,
     )
@@ -1053,206 +1060,5 @@ def lowered_chunk(
         args += (jax.ShapeDtypeStruct((), np.int32),)
     device = jax.local_devices()[0]
     program = advance_program(carry_shape, args, d=d, devices=(device,), per_unit=False, path=path, platform=platform)
-    with _precision((device,) if platform == "cpu" else ()):
+    with placement.precision((device,) if platform == "cpu" else ()):
         return program.trace(carry_shape, *args).lower(lowering_platforms=(lowering_platform,))
-
-
-def _precision(devices: tuple):
-    """The context a run's programs are traced in, on ``devices`` (none: an accelerator's): float32 products in
-    float32 on accelerators, whose default would take TF32's 10-bit mantissas for a matrix product; the CPU
-    computes in float32 anyway."""
-    on_cpu = bool(devices) and devices[0].platform == "cpu"
-    return contextlib.nullcontext() if on_cpu else jax.default_matmul_precision("highest")
-
-
-def _advance_kernel(
-    carry, learner, objective, data, n_pos, n_neg, idx, slots, n_rounds, *, d, per_unit, options, record_scores
-):
-    """:func:`_advance_impl`'s chunk in one kernel (:func:`jcsol.kernel.advance`); the scores are empty unless
-    recorded."""
-    parts, scores = kernel.advance(
-        tuple(carry),
-        learner,
-        objective,
-        data,
-        n_pos,
-        n_neg,
-        idx,
-        slots,
-        n_rounds,
-        d=d,
-        per_unit=per_unit,
-        options=options,
-        record_scores=record_scores,
-    )
-    if scores is None:
-        scores = jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
-    return _Carry(*parts), scores
-
-
-def _row(rows, i, d: int, sparse_steps: bool):
-    """Row ``i``: dense, or as a :class:`SparseVector` for learners whose steps cost O(nnz)."""
-    if isinstance(rows, tuple):
-        row = SparseVector(rows[0][i], rows[1][i])
-        return row if sparse_steps else densify(row, d)
-    return rows[i]
-
-
-# Runs are laid out units first, grid points of the unit's block second: each round gathers one row per unit,
-# shared by the block, and the batched products over (units, block, d) states need no transposes.
-
-
-class _Carry(NamedTuple):
-    """What a run carries from round to round (and from chunk to chunk, and into checkpoints)."""
-
-    state: Any
-    counts: jax.Array  # (4,) int32: tp, fn, fp, tn
-    curve: jax.Array  # (K, 4) int32: counts after the rounds of the curve points
-    mistake_cost: jax.Array  # (2,): the example costs c_t summed over the rounds predicted wrongly (_add_cost)
-
-
-def _add_cost(total: jax.Array, cost: jax.Array) -> jax.Array:
-    """``total`` ``(2,)``, a sum and what its rounding lost, with ``cost`` added (:func:`jcsol.rounds.compensated_add`):
-    a run's mistake cost stays within a unit or two in the last place of the exact sum, whatever the number of
-    mistakes."""
-    return jnp.stack(compensated_add(total[0], total[1], cost))
-
-
-def _init_impl(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
-    """Every unit's initial carry; ``learner`` holds each unit's hyperparameters when ``per_unit``, else the
-    grid's, shared by every unit."""
-
-    def one(learner, key):
-        return _Carry(
-            learner.init(d, key, dtype),
-            jnp.zeros(4, jnp.int32),
-            jnp.zeros((n_curve, 4), jnp.int32),
-            jnp.zeros(2, dtype),
-        )
-
-    # axis_size: a learner without float hyperparameters has no leaf to map over
-    over_grid = jax.vmap(one, in_axes=(0, None), axis_size=n_grid)
-    return jax.vmap(over_grid, in_axes=(0 if per_unit else None, 0))(learner, keys)
-
-
-def _advance_impl(
-    carry,
-    learner,
-    objective,
-    data,
-    n_pos,
-    n_neg,
-    idx,
-    slots,
-    *,
-    d,
-    per_unit=False,
-    length=None,
-    unroll: int = 1,
-    platform: str | None = None,
-):
-    """Scans one chunk of rounds for every run.
-
-    ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``;
-    ``learner`` and ``objective`` hold each unit's hyperparameters when ``per_unit``, else the grid's, shared by
-    every unit (mapped over the units, shared hyperparameters would round some products differently with the
-    number of units a device holds, on some XLA versions). Returns the new carry and every round's pre-update
-    score.
-
-    ``length`` (a traced scalar; the live learner's padded batches) runs only the first ``length`` rounds of
-    ``idx``, in a loop that stops there (the same round, so the same bits as a scan of those rounds); the
-    scores of the rounds after it are 0. ``unroll`` rounds make one iteration of the compiled scan; ``platform``
-    (default: JAX's default backend) is the one the steps are written for (:func:`jcsol.linalg.in_rounds`).
-    """
-    rows, y, costs = data
-    dtype = y.dtype
-    one_hot = jnp.arange(4)
-
-    def round_(carry, learner, objective, i, slot, total_pos, total_neg):  # one run's round
-        label = y[i]
-        positive = label > 0
-        seen_pos = carry.counts[TP] + carry.counts[FN] + positive
-        seen_neg = carry.counts[FP] + carry.counts[TN] + (~positive)
-        rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
-        cost = rho if costs is None else costs[i]
-        state, info = learner.step(carry.state, Example(_row(rows, i, d, learner.sparse_steps), label, rho, cost))
-        wrong = positive == (info.score < 0)
-        cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
-        counts = carry.counts + (one_hot == cell)
-        curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
-        return _Carry(state, counts, curve, _add_cost(carry.mistake_cost, jnp.where(wrong, cost, 0))), info.score
-
-    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
-    hyper = 0 if per_unit else None
-    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
-    laid_out = functools.partial(_configs_minor, minor=_minor_layout(learner, isinstance(rows, tuple), platform))
-
-    def step(carry, inputs):  # every run's round: (units, grid) scores
-        i, slot = inputs
-        carry, score = every_run(laid_out(carry), learner, objective, i, slot, n_pos, n_neg)
-        return laid_out(carry), score
-
-    def counted(t, both):
-        carry, scores = both
-        carry, score = step(carry, (idx[:, t], slots[t]))
-        return carry, scores.at[t].set(score)
-
-    with in_rounds(idx.shape[1] > 1, platform or jax.default_backend()):  # XLA removes a loop of one round
-        if length is None:
-            carry, scores = jax.lax.scan(step, carry, (idx.T, slots), unroll=unroll)
-        else:
-            units, n_grid = carry.counts.shape[:2]
-            zeros = jnp.zeros((idx.shape[1], units, n_grid), dtype)
-            carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
-    return carry, jnp.moveaxis(scores, 0, -1)
-
-
-def _minor_layout(learner, sparse_rows: bool, platform: str | None = None) -> bool:
-    """Whether a carry's state vectors are laid out configurations minor: for a sparse-step learner on sparse
-    rows, on the CPU (the one place both the rounds' layout constraint and the compiled calls' formats ask);
-    ``platform`` defaults to JAX's default backend."""
-    return bool(learner.sparse_steps and sparse_rows and (platform or jax.default_backend()) == "cpu")
-
-
-def _configs_minor(carry, *, minor: bool):
-    """``carry`` with its state vectors (leaves ``(units, grid, d)``) laid out configurations minor when
-    ``minor`` (:func:`_minor_layout`): the grid's values of one feature side by side, so that a round reading
-    and writing a row's few features touches a few memory lines, not one per configuration (rounds 2–3× faster
-    on a CPU; dense rows are faster in the default layout, and on accelerators the default layout is kept
-    until measured). Only the memory layout changes, not the arithmetic."""
-    if not minor:
-        return carry
-    return carry._replace(state=jax.tree.map(_config_minor_leaf, carry.state))
-
-
-def _config_minor_leaf(a):
-    return with_layout_constraint(a, Layout((0, 2, 1))) if _is_state_vector(a) else a
-
-
-#: State vectors shorter than this keep the default layout: their grid's state stays in the caches, and the
-#: configurations-minor layout was measured no faster (0.9–1.1× at d = 123, 1.05–1.13× at 256, 1.5–1.6× at 1024).
-MINOR_LAYOUT_MIN_D = 256
-
-
-def _is_state_vector(a) -> bool:
-    return a.ndim == 3 and jnp.issubdtype(a.dtype, jnp.floating) and a.shape[-1] >= MINOR_LAYOUT_MIN_D
-
-
-def _is_format(x) -> bool:
-    """A leaf of :func:`_carry_formats`' tree: a ``Format``, or ``None`` (the default)."""
-    return x is None or isinstance(x, Format)
-
-
-def _carry_formats(carry_shape, learner, devices: tuple, sparse_rows: bool, platform: str | None = None):
-    """The formats (layout and placement) of a carry for a compiled init or advance over sparse rows or dense
-    ones: :func:`_configs_minor`'s layout on its state vectors, ``None`` (the default) elsewhere."""
-    none = jax.tree.map(lambda _: None, carry_shape)
-    if not _minor_layout(learner, sparse_rows, platform):
-        return none
-    if len(devices) == 1:
-        sharding: Any = jax.sharding.SingleDeviceSharding(devices[0])
-    else:
-        sharding = jax.sharding.NamedSharding(Mesh(np.array(devices), ("runs",)), PartitionSpec("runs"))
-    fmt = Format(Layout((0, 2, 1)), sharding)
-    state = jax.tree.map(lambda a: fmt if _is_state_vector(a) else None, carry_shape.state)
-    return none._replace(state=state)

@@ -98,16 +98,13 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .datasets import add_bias, binarize, l2_normalize
-from .stream import SparseRows
+from .stream import EXACT_INTEGERS, SparseRows
 
 #: Version 2 adds ``datetime``, ``drop`` and ``bias``; a version-1 state is read as having none of them.
 FORMAT_VERSION = 2
 MAX_BITS = 30  # slots must fit int32 indices
 #: An inferred text or integer column whose values are all distinct is refused as an id from this many rows on.
 ID_MIN_ROWS = 20
-#: Integers up to this magnitude are exact in float64; a numeric integer beyond it is refused, a categorical float
-#: beyond it too (it may be a rounded integer).
-EXACT_INTEGERS = 2**53
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)  # the start of the ISO 8601 text read as a datetime
 _KIND = "jcsol.TableEncoder"
 _STATE_KEYS_V2 = ("datetime", "drop", "bias")

@@ -8,24 +8,23 @@ fields broadcast together (NumPy rules) to the run's grid shape. Two ways to bui
 
 Broadcasting alone would pair any two arrays of equal shape point by point, silently: :func:`check_grid`
 (called by :func:`jcsol.run` before any work starts) refuses two fields that vary along the same grid axis unless
-:func:`paired` made them. Arrays shaped to broadcast into a product by hand (``(3, 1)`` and ``(1, 2)``) are
-accepted, as is a learner's grid with an objective's on axes of their own.
+:func:`paired` made them, which the object records (:attr:`jcsol.Learner.pairings`), whatever becomes of the
+arrays. Arrays shaped to broadcast into a product by hand (``(3, 1)`` and ``(1, 2)``) are accepted, as is a
+learner's grid with an objective's on axes of their own.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import weakref
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+from .base import Configurable, with_pairing
 
-T = TypeVar("T", bound="DataclassInstance")
+T = TypeVar("T", bound=Configurable)
 
 
 def decades(low: float = 1e-5, high: float = 1e5) -> np.ndarray:
@@ -91,10 +90,7 @@ def paired(obj: T, **values: ArrayLike) -> T:
         raise ValueError(f"paired needs the same number of values in every field, got {counts}")
     if not arrays:
         return obj
-    block = np.stack(arrays)
-    key = id(block)
-    _PAIRINGS[key] = weakref.ref(block, lambda _: _PAIRINGS.pop(key, None))
-    return dataclasses.replace(obj, **{name: block[i] for i, name in enumerate(values)})
+    return with_pairing(dataclasses.replace(obj, **dict(zip(values, arrays))), values)
 
 
 def check_grid(learner: Any, objective: Any = None) -> None:
@@ -110,7 +106,7 @@ def check_grid(learner: Any, objective: Any = None) -> None:
         for name, value in obj.hyperparameters().items():
             if isinstance(value, jax.core.Tracer) or np.ndim(value) == 0:
                 continue
-            group = ("objective", id(obj)) if as_one else _pairing(value) or (id(obj), name)
+            group = ("objective", id(obj)) if as_one else _pairing(obj, name) or (id(obj), name)
             fields.append((obj, name, group, np.asarray(value, np.float64)))
     if len({f[2] for f in fields}) < 2:
         return
@@ -152,17 +148,11 @@ def check_grid(learner: Any, objective: Any = None) -> None:
 
 # -- helpers ----------------------------------------------------------------------------------------------------
 
-#: The value blocks made by :func:`paired`, by id; a field whose array is a view of one was paired on purpose.
-_PAIRINGS: dict[int, weakref.ref] = {}
 
-
-def _pairing(value: Any) -> int | None:
-    """The id of the :func:`paired` block ``value`` is a view of (also after reshapes), else ``None``."""
-    if not isinstance(value, np.ndarray):
-        return None
-    base = value if value.base is None else value.base
-    ref = _PAIRINGS.get(id(base))
-    return id(base) if ref is not None and ref() is base else None
+def _pairing(obj: Configurable, name: str) -> tuple[int, frozenset[str]] | None:
+    """The :func:`paired` group of ``obj`` that its field ``name`` belongs to, else ``None``."""
+    group = next((g for g in obj.pairings if name in g), None)
+    return None if group is None else (id(obj), group)
 
 
 def _axis_values(what: str, obj: Any, axes: dict[str, ArrayLike]) -> list[np.ndarray]:

@@ -31,9 +31,9 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pallas_triton
 
 from .base import Example
+from .core.rounds import compensated_add
 from .linalg import in_kernel
 from .paths import Kernel
-from .rounds import compensated_add
 
 
 def padded(n: int) -> int:

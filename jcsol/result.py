@@ -8,7 +8,6 @@ results are :mod:`jcsol.report`'s (``jcsol.table(res)``, ``jcsol.report.records(
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from typing import Any, NamedTuple
 
@@ -16,19 +15,9 @@ import jax
 import numpy as np
 
 from . import metrics
-from .base import Learner
 from .metrics import FN, FP, TN, TP
 from .objective import Cost
-from .stream import SparseRows, check_fits, dense_features, held_out_rows, is_scipy_sparse
-from .xla_cpu import compile_options
-
-
-@functools.partial(jax.jit, compiler_options=compile_options())
-def _every_run_scores(learner, states, X):
-    """Scores of rows ``X`` under every run's model: states ``(grid points, P, …)``, the grid's hyperparameters
-    ``(grid points,)``; compiled as jcsol's other programs are (:mod:`jcsol.xla_cpu`)."""
-    one = lambda learner, state: learner.score(state, X)
-    return jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, 0))(learner, states)
+from .scoring import per_run, run_scores, scoring_rows
 
 
 class Best(NamedTuple):
@@ -247,28 +236,10 @@ class Result:
         ``X`` is checked as :func:`jcsol.run` checks its rows (a dense array, :class:`jcsol.SparseRows` or a
         SciPy sparse matrix; no NaN or infinite value, none beyond the states' dtype) and must have the
         dimension the runs learnt from. Sparse rows scored by a linear model cost O(nnz) per run, never a dense
-        copy of the rows (a product of SciPy's sparse matrix with the runs' weights: the same sums as a dense
-        row's, in another order)."""
+        copy of the rows (:func:`jcsol.scoring.grid_scores`: the same sums as a dense row's, in another order)."""
         dtype = jax.tree.leaves(self.states)[0].dtype
-        if (isinstance(X, SparseRows) or is_scipy_sparse(X)) and type(self.learner).score is Learner.score:
-            return self._score_sparse(X, dtype)
-        X = dense_features(X, dtype, self.n_features)
-        n_grid = math.prod(self.grid_shape)
-        leaves, treedef = jax.tree.flatten(self.learner)
-        flat_learner = jax.tree.unflatten(
-            treedef, [np.broadcast_to(np.asarray(l), self.grid_shape).reshape(n_grid) for l in leaves]
-        )
-        states = jax.tree.map(lambda a: a.reshape((n_grid,) + a.shape[len(self.grid_shape) :]), self.states)
-        scores = _every_run_scores(flat_learner, states, X)
-        return np.asarray(scores).reshape(self.grid_shape + scores.shape[1:])
-
-    def _score_sparse(self, X, dtype) -> np.ndarray:
-        """:meth:`score` of sparse rows under linear models: ``X @ w`` of every run, O(nnz) per run."""
-        rows = held_out_rows(X, self.n_features)
-        assert isinstance(rows, SparseRows)
-        check_fits(np.asarray(rows.values), dtype)
-        n = rows.shape[0]
-        matrix = SparseRows(rows.indices, np.asarray(rows.values, dtype), rows.n_features).to_scipy()
-        weights = np.asarray(self.learner.weights(self.states))  # grid_shape + (P, d)
-        scores = matrix @ weights.reshape(-1, weights.shape[-1]).T  # (n, runs)
-        return np.ascontiguousarray(scores.T).reshape(weights.shape[:-1] + (n,)).astype(dtype, copy=False)
+        rows, d = scoring_rows(X, dtype, self.n_features)
+        n = len(rows[1] if isinstance(rows, tuple) else rows)
+        states = jax.tree.map(lambda a: a.reshape((self.n_runs,) + a.shape[len(self.grid_shape) + 1 :]), self.states)
+        scores = np.asarray(run_scores(states, per_run(self.learner, self.grid_shape, self.n_perms), rows, d))
+        return np.ascontiguousarray(scores.T).reshape(self.grid_shape + (self.n_perms, n))

@@ -44,16 +44,17 @@ from .base import (
     Example,
     Learner,
     beyond_row_scales,
-    check_hyperparameters,
     hyperparameter,
+    in_dtype,
     pytree_dataclass,
 )
+from .batches import bucket
+from .core.checks import MEMORY_USABLE
 from .datasets import l2_normalize
 from .devices import available_memory
-from .engine import MEMORY_USABLE
-from .live.units import is_linear
 from .objective import Cost, Objective, Sum
-from .stream import SparseRows, check_fits
+from .scoring import is_linear
+from .stream import EXACT_INTEGERS, SparseRows, check_fits
 from .xla_cpu import compile_options
 
 try:  # scikit-learn >= 1.6
@@ -93,9 +94,6 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {
     ),
 }
 
-#: Integers beyond this magnitude are not all exactly float64 numbers: scikit-learn's validation would round them.
-EXACT_INTEGERS = 2**53
-
 #: Dense rows (in float64, as they are normalised) scanned by one compiled call at most; a larger sparse batch is
 #: densified and scanned a block of rows at a time.
 BLOCK_BYTES = 2**27
@@ -117,9 +115,9 @@ class _FixedRho(Objective):
 _score = jax.jit(lambda learner, state, X: learner.score(state, X), compiler_options=compile_options())
 
 
-def _min_bucket(n: int) -> int:
-    """Batch lengths are padded to a power of two (at least 16) so that few scan lengths are compiled."""
-    return max(16, 1 << max(0, int(n) - 1).bit_length())
+#: The smallest batch length compiled: batches are padded to a power of two, at least this
+#: (:func:`jcsol.batches.bucket`), so that few scan lengths are compiled.
+SMALLEST_BATCH = 16
 
 
 @functools.partial(jax.jit, compiler_options=compile_options())
@@ -299,7 +297,7 @@ def _state_dtype(state) -> np.dtype:
 
 
 def _check_memory(learner: Learner, d: int, dtype) -> None:
-    """Refuses a model whose state would not fit in :data:`jcsol.engine.MEMORY_USABLE` of the free memory (as a run
+    """Refuses a model whose state would not fit in :data:`jcsol.core.checks.MEMORY_USABLE` of the free memory (as a run
     is refused): three copies while learning (the scan's carry, the round's new state, the host's copy)."""
     shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
     state = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
@@ -311,17 +309,6 @@ def _check_memory(learner: Learner, d: int, dtype) -> None:
             f"{learner.name} with d={d} needs {state / gib:.2f} GiB of state, {need / gib:.1f} GiB while learning, "
             f"more than the {usable / gib:.1f} GiB usable; {learner.too_large_hint()}"
         )
-
-
-def in_dtype(obj: Any, dtype: np.dtype, what: str) -> Any:
-    """A learner or objective with its hyperparameters cast to ``dtype``, as a pass computes with them; refused,
-    naming ``what``, where the cast makes one 0 or infinite (``eta=1e-46`` in float32), which its own checks
-    refuse."""
-    with np.errstate(over="ignore", under="ignore"):
-        try:
-            return jax.tree.map(lambda v: np.asarray(v, dtype), obj)
-        except ValueError as err:
-            raise ValueError(f"{what} in {dtype.name}: {err}: beyond the range of {dtype.name}") from None
 
 
 def _same_label(given: Any, label: Any) -> bool:
@@ -530,7 +517,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         learner = _or_default("learner", self.learner)
         if not isinstance(learner, Learner):
             raise TypeError(f"learner must be a jcsol learner (e.g. jcsol.COG()), got {learner!r}")
-        check_hyperparameters(learner)
         grids = {k: np.shape(v) for k, v in learner.hyperparameters().items() if np.ndim(v) != 0}
         if grids:
             raise ValueError(
@@ -582,7 +568,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             return
         if not isinstance(objective, (Sum, Cost)):
             raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {objective!r}")
-        check_hyperparameters(objective)
         if any(np.ndim(v) != 0 for v in objective.hyperparameters().values()):
             raise ValueError("the objective's hyperparameters must be scalars here; use jcsol.run for grids")
 
@@ -706,7 +691,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             )
         start = self.n_seen_ if incremental and hasattr(self, "n_seen_") else np.zeros(2, np.int64)
         seen = start + np.cumsum(np.stack([active & positive, active & ~positive], axis=1), axis=0)
-        n, pad = len(signs), _min_bucket(len(signs)) - len(signs)
+        n, pad = len(signs), bucket(len(signs), at_least=SMALLEST_BATCH) - len(signs)
         rho, rho_t = _rhos(
             in_dtype(objective, dtype, f"ρ set by {self._rho_source()}"),
             np.pad(positive, (0, pad)),
@@ -814,7 +799,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         still = not np.any(np.asarray(learner.weights(state)))
         for rows in _dense_blocks(batch.X, settings.normalize, dtype):
             hi = lo + len(rows)
-            pad = _min_bucket(len(rows)) - len(rows)
+            pad = bucket(len(rows), at_least=SMALLEST_BATCH) - len(rows)
             state, pushed = _consume(
                 settings.working,
                 state,

@@ -159,6 +159,39 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
     return X
 
 
+#: Integers beyond this magnitude are rounded by float64 (and so by every dtype jcsol computes in): a column of
+#: them is an id or a timestamp in nanoseconds, no feature.
+EXACT_INTEGERS = 2**53
+
+
+def _refuse_inexact_integers(values: np.ndarray, what: str) -> None:
+    """Refuses integers (a NumPy integer array, or Python ints in an object array) beyond :data:`EXACT_INTEGERS`,
+    naming the first, its row and, for a matrix, its column."""
+    if values.dtype.kind in "iu":
+        beyond = values > EXACT_INTEGERS
+        if values.dtype.kind == "i":
+            beyond |= values < -EXACT_INTEGERS
+    elif values.dtype == object:
+        beyond = np.frompyfunc(
+            lambda v: (
+                isinstance(v, (int, np.integer))
+                and not isinstance(v, (bool, np.bool_))
+                and abs(int(v)) > EXACT_INTEGERS
+            ),
+            1,
+            1,
+        )(values).astype(bool)
+    else:
+        return
+    if beyond.any():
+        at = np.unravel_index(int(np.argmax(beyond)), values.shape)
+        where = f"row {at[0]}, column {at[1]}" if len(at) == 2 else f"row {at[0]}"
+        raise ValueError(
+            f"{what} holds the integer {values[at]} at {where}, beyond 2**53: float64 cannot hold it exactly; an id "
+            "or a timestamp in nanoseconds is no feature: drop the column, or convert it to a number of useful scale"
+        )
+
+
 def as_numbers(values: Any, what: str) -> np.ndarray:
     """``values`` as a NumPy array, refusing with a message naming ``what`` what NumPy would refuse or misread.
 
@@ -176,6 +209,8 @@ def as_numbers(values: Any, what: str) -> np.ndarray:
         for j, (name, dtype) in enumerate(values.dtypes.items()):  # by position: a repeated name is one column
             column = values.iloc[:, j]
             kind = getattr(dtype, "kind", "O")
+            if kind in "iu":
+                _refuse_inexact_integers(column.to_numpy(dtype=object, na_value=None), f"{what}: column {name!r}")
             if kind in "iuf":
                 columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
             elif kind == "O":  # text, categories, Python objects: numbers only, each entry checked
@@ -190,6 +225,7 @@ def as_numbers(values: Any, what: str) -> np.ndarray:
         array = np.asarray(values)
     except ValueError:
         raise ValueError(f"{what} is ragged: its rows must all have the same length") from None
+    _refuse_inexact_integers(array, what)
     if array.dtype != object:
         return array
     flat = array.ravel()

@@ -61,7 +61,7 @@ from collections.abc import Mapping
 
 import jaxlib.version  # imported with JAX already (reading it starts nothing)
 
-from .devices import _backends_started
+from .devices import backends_started
 
 ENV = "JCSOL_XLA_CPU"
 SETTINGS = ("", "loops", "default")
@@ -111,7 +111,7 @@ def use_loop_kernels() -> bool:
     sets already is left to it. Returns whether loops are compiled as one kernel."""
     global loop_kernels
     if not asks_for_loop_kernels(os.environ.get("XLA_FLAGS", "")):
-        add_loop_flag(os.environ, started=_backends_started())
+        add_loop_flag(os.environ, started=backends_started())
     loop_kernels = asks_for_loop_kernels(os.environ.get("XLA_FLAGS", ""))
     return loop_kernels
 
@@ -122,7 +122,7 @@ def configure_on_import() -> None:
     as one kernel (by this setting, or by the same one made by hand)."""
     global loop_kernels
     if setting() == "loops":
-        if _backends_started():
+        if backends_started():
             warnings.warn(
                 f"{ENV}=loops is ignored: JAX started before jcsol was imported", RuntimeWarning, stacklevel=3
             )

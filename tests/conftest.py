@@ -70,12 +70,12 @@ def forbid_tracing(monkeypatch):
     computations, with ``chex.assert_max_traces``."""
     import chex
 
-    from jcsol import engine
+    from jcsol.core import rounds
 
     def forbid():
         chex.clear_trace_counter()
-        for name in ("_init_impl", "_advance_impl"):
-            monkeypatch.setattr(engine, name, chex.assert_max_traces(getattr(engine, name), n=0))
+        for name in ("init_carry", "advance"):
+            monkeypatch.setattr(rounds, name, chex.assert_max_traces(getattr(rounds, name), n=0))
 
     yield forbid
     chex.clear_trace_counter()

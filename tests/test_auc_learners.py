@@ -136,7 +136,8 @@ def test_budget_kernel_learner_matches_reference(planar, name):
     out = reference(X, y, order, draws)
     close(scores, out["scores"])
     size = int(state.size)
-    assert size == len(out["alpha"]) and size >= 5
+    assert size == len(out["alpha"])
+    assert size >= 5
     np.testing.assert_array_equal(np.asarray(state.sv)[:size], out["x"].astype(np.float32))
     close(np.asarray(state.alpha)[:size], out["alpha"])
     expected = [np.dot(out["alpha"], ref.gaussian(0.2)(out["x"], x)) for x in X[:30].astype(np.float64)]
@@ -183,11 +184,13 @@ def test_auc_orders_infinite_scores_and_is_nan_for_a_nan_score():
     for s in ([np.inf, 0.5, 0.1, 0.2, 0.3], [0.9, 0.5, np.inf, 0.2, 0.3], [0.9, -np.inf, -np.inf, 0.2, np.inf]):
         s = np.array(s, np.float32)
         expected = roc_auc_score(y, np.nan_to_num(s))  # ±inf as ±the largest float: the same order and ties
-        assert float(auc(s, y)) == pytest.approx(expected) and auc_numpy(s, y) == pytest.approx(expected)
+        assert float(auc(s, y)) == pytest.approx(expected)
+        assert auc_numpy(s, y) == pytest.approx(expected)
     assert float(auc(np.float32([0.0, -0.0]), [1, -1])) == float(auc(np.float32([-0.0, 0.0]), [1, -1])) == 0.5
     for s in ([np.nan, 0.5, 0.1, 0.2, 0.3], [0.9, 0.5, np.nan, 0.2, 0.3]):
         s = np.array(s, np.float32)
-        assert np.isnan(float(auc(s, y))) and np.isnan(auc_numpy(s, y))
+        assert np.isnan(float(auc(s, y)))
+        assert np.isnan(auc_numpy(s, y))
         ok = ~np.isnan(s)
         assert float(auc(s, y, ok)) == pytest.approx(brute_auc(s[ok], y[ok]))
 
@@ -209,7 +212,7 @@ def test_auc_of_more_pairs_than_an_int32_counts():
 
 
 @pytest.mark.parametrize(
-    "learner,field",
+    ("learner", "field"),
     [
         (KOIL(sigma=1.0, C=1.0, budget_pos=4, budget_neg=4, k=2, policy="RS++"), "seen"),
         (KOILMKL(C=1.0, budget_pos=4, budget_neg=4, k=2), "seen"),
@@ -231,7 +234,8 @@ def test_class_counts_stop_at_the_int32_maximum(learner, field):
         state, info = step(state, Example(jnp.asarray(x), jnp.float32(1), jnp.float32(1)))
         assert np.isfinite(float(info.score))
     counts = np.asarray(getattr(state, field)).reshape(-1, 2)
-    assert counts[:, 0].max() == COUNT_MAX and counts[:, 0].min() >= COUNT_MAX - 1  # KOIL-MKL: updated kernels
+    assert counts[:, 0].max() == COUNT_MAX
+    assert counts[:, 0].min() >= COUNT_MAX - 1  # KOIL-MKL: updated kernels
     assert (counts[:, 1] == COUNT_MAX - 1).all()
     assert all(np.isfinite(np.asarray(leaf, np.float64)).all() for leaf in jax.tree.leaves(state))
 
@@ -276,11 +280,15 @@ def test_fold_auc_scores_one_training_under_another_reading():
 
 def test_koil_data_loader_and_synthetic_sets():
     X, y = load_koil("glass", data_dir=shared_data("koil"))
-    assert X.shape == (214, 9) and (y > 0).sum() == 70
-    assert X.min() >= 0 and X.max() <= 1
+    assert X.shape == (214, 9)
+    assert (y > 0).sum() == 70
+    assert X.min() >= 0
+    assert X.max() <= 1
     Xs, ys = koil_synthetic(100, 1000, seed=0)
-    assert Xs.shape == (1100, 2) and (ys > 0).sum() == 100
-    assert Xs.min() == 0 and Xs.max() == 1
+    assert Xs.shape == (1100, 2)
+    assert (ys > 0).sum() == 100
+    assert Xs.min() == 0
+    assert Xs.max() == 1
     centre = Xs[ys > 0].mean(axis=0)
     assert np.all(np.abs(centre - Xs.mean(axis=0)) < 0.05)  # positives in the middle of the "+"
     with pytest.raises(FileNotFoundError):

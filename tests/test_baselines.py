@@ -98,7 +98,8 @@ def _compare(case: Case, res, X, y, rho, grid_index, settings, w_rtol, label):
         trace = reference.run(case.name, X, y, order, rho, follow=preds[p], tie_rtol=FOLLOW, **settings)
         scores = trace.scores
         assert np.all(np.isfinite(scores)), f"{where}: reference scores are not finite"
-        assert scores[0] == 0 and preds[p][0], f"{where}: round 1 (w = 0) must score 0 and predict +1"
+        assert scores[0] == 0, f"{where}: round 1 (w = 0) must score 0 and predict +1"
+        assert preds[p][0], f"{where}: round 1 (w = 0) must score 0 and predict +1"
         differ = np.flatnonzero(preds[p] != (scores >= 0))
         allowed = np.abs(scores[differ]) <= case.flip_rtol * np.abs(scores).max()
         if case.name in MISTAKE_DRIVEN:
@@ -239,12 +240,14 @@ def test_cw_stays_finite_on_a9a(a9a):
     res = jcsol.run(jcsol.CW(), X, y, perms=1, key=0, record_scores=True)
     scores = np.asarray(res.scores)[0]
     assert scores.shape == (len(y),)
-    assert np.all(np.isfinite(scores)) and np.abs(scores).max() < 1e3
+    assert np.all(np.isfinite(scores))
+    assert np.abs(scores).max() < 1e3
     for leaf in jax.tree.leaves(res.states):
         assert np.all(np.isfinite(np.asarray(leaf)))
     sigma = np.asarray(covariance(res.states), np.float64)[0]
     eig = np.linalg.eigvalsh((sigma + sigma.T) / 2)
-    assert eig.min() > -1e-6 and eig.max() < 1 + 1e-4
+    assert eig.min() > -1e-6
+    assert eig.max() < 1 + 1e-4
     assert res.balanced_accuracy.mean() > 0.7  # and it still learns
 
 

@@ -51,7 +51,8 @@ def test_checkpointed_run_equals_plain_run(german, tmp_path):
     )
     _same(plain, saved)
     assert seen == [(k, 10) for k in range(1, 11)]
-    assert path.exists() and saved.resumed_at == 0
+    assert path.exists()
+    assert saved.resumed_at == 0
     again = jcsol.run(jcsol.ACOG(eta=[1.0, 100.0]), X, y, perms=4, chunk_size=100, checkpoint=path)
     assert again.resumed_at == 1000  # already complete: nothing left to run
     _same(plain, again)
@@ -75,7 +76,8 @@ def test_run_killed_midway_resumes_to_the_same_result(german, tmp_path):
     path = tmp_path / "killed.ckpt"
     done = subprocess.run([sys.executable, "-c", KILLED_RUN, str(path), "11"], capture_output=True, text=True)
     assert done.returncode == -9, done.stderr  # SIGKILL, after chunk 11 of 20
-    assert path.exists() and not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+    assert path.exists()
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
     learner = jcsol.ACOG(eta=jcsol.decades(1e-2, 1e2))
     resumed = jcsol.run(learner, X, y, perms=5, key=7, curve_points=10, chunk_size=50, checkpoint=path)
     assert resumed.resumed_at == 400  # the last checkpoint was written after chunk 8
@@ -150,7 +152,7 @@ def _rewrite(path, change):
 
 
 @pytest.mark.parametrize(
-    "field, value",
+    ("field", "value"),
     [
         ("chunks_done", 1),
         ("chunks_done", 99),
@@ -170,7 +172,7 @@ def test_every_checkpoint_field_is_covered_by_its_digest(german, tmp_path, field
 
 
 def test_checkpoint_of_the_previous_format_is_refused(german, tmp_path):
-    from jcsol.checkpoint import _digest
+    from jcsol.checkpoint import file_digest
 
     X, y = german
     path = tmp_path / "old.ckpt"
@@ -178,7 +180,7 @@ def test_checkpoint_of_the_previous_format_is_refused(german, tmp_path):
 
     def to_format_2(meta, arrays):  # format 2 carried a run's mistake cost without its rounding error
         meta["format"] = 2
-        meta["digest"] = _digest(meta, [arrays[f"leaf_{i}"] for i in range(meta["n_leaves"])])
+        meta["digest"] = file_digest(meta, [arrays[f"leaf_{i}"] for i in range(meta["n_leaves"])])
 
     _rewrite(path, to_format_2)
     with pytest.raises(CheckpointError, match="format 2.*reads format 3"):
@@ -217,7 +219,10 @@ def test_progress_bar_counts_the_rounds_of_the_run(small, capsys, tmp_path):
     seen = []
     jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50, progress=True, on_chunk=lambda c: seen.append(c.rounds_done))
     bar = capsys.readouterr().err
-    assert "COG-I" in bar and "200/200" in bar and "round" in bar and "100%" in bar
+    assert "COG-I" in bar
+    assert "200/200" in bar
+    assert "round" in bar
+    assert "100%" in bar
     assert seen == [50, 100, 150, 200]  # on_chunk is called as before
     path = tmp_path / "p.ckpt"
 
@@ -234,7 +239,8 @@ def test_progress_bar_counts_the_rounds_of_the_run(small, capsys, tmp_path):
     assert resumed.resumed_at == 150
     bar = capsys.readouterr().err
     frames = [frame for frame in bar.split("\r") if "/200" in frame]
-    assert "150/200" in frames[0] and "200/200" in frames[-1]  # the bar starts where the checkpoint ends
+    assert "150/200" in frames[0]
+    assert "200/200" in frames[-1]  # the bar starts where the checkpoint ends
 
 
 def test_progress_is_shown_by_default_on_a_terminal_or_in_a_kernel(small, capsys, monkeypatch):
@@ -281,9 +287,9 @@ def test_kernel_is_told_from_a_terminal_ipython(monkeypatch):
 LAYOUT_RUN = textwrap.dedent("""
     import os, signal, sys
     import numpy as np, jcsol
-    from jcsol.engine import _devices_for
+    from jcsol.core.placement import devices_for
     X, y = jcsol.datasets.load("german")
-    print(len(_devices_for(3)), flush=True)
+    print(len(devices_for(3)), flush=True)
     def die(chunk):
         if chunk.chunks_done == int(sys.argv[2]):
             os.kill(os.getpid(), signal.SIGKILL)

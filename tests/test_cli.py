@@ -42,23 +42,27 @@ def test_run_writes_csv_json_and_plot(tmp_path, capsys):
     assert rc == 0
     with open(out_csv) as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 2 * 3 and {r["learner"] for r in rows} == {"COG-I", "ACOG-I"}
+    assert len(rows) == 2 * 3
+    assert {r["learner"] for r in rows} == {"COG-I", "ACOG-I"}
     assert all(int(r["tp"]) + int(r["fn"]) + int(r["fp"]) + int(r["tn"]) == 1000 for r in rows)
     doc = json.loads(out_json.read_text())
-    assert doc["perms"] == 3 and set(doc["learners"]) == {"COG-I", "ACOG-I"}
+    assert doc["perms"] == 3
+    assert set(doc["learners"]) == {"COG-I", "ACOG-I"}
     for name, info in doc["learners"].items():
         eta = info["chosen"]["eta"]
         assert eta in (0.1, 1.0, 10.0)
         assert f"eta={eta:g}" in next(l for l in text.splitlines() if l.startswith(name))
         runs = [r for r in doc["runs"] if r["learner"] == name]
         assert info["mean"]["sum"] == pytest.approx(np.mean([r["sum"] for r in runs]))
-        assert set(info["mean"]) == set(jcsol.metrics.MEASURES) and all(m in runs[0] for m in jcsol.metrics.MEASURES)
+        assert set(info["mean"]) == set(jcsol.metrics.MEASURES)
+        assert all(m in runs[0] for m in jcsol.metrics.MEASURES)
         assert all(r["eta"] == eta for r in runs)
     # the selection is the papers': the best mean sum over the grid, same permutations
     X, y = jcsol.datasets.load("german")
     sweep = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-1, 1e1)), X, y, perms=3)
     assert doc["learners"]["COG-I"]["chosen"]["eta"] == sweep.best("sum").params["eta"]
-    assert (stem.parent / "curves.png").stat().st_size > 10_000 and (stem.parent / "curves.svg").exists()
+    assert (stem.parent / "curves.png").stat().st_size > 10_000
+    assert (stem.parent / "curves.svg").exists()
 
 
 def test_run_keeps_its_table_and_rerun_option(capsys):
@@ -69,7 +73,8 @@ def test_run_keeps_its_table_and_rerun_option(capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "| learner | hyperparameters | sum (%)" in out and "re-run on fresh permutations" in out
+    assert "| learner | hyperparameters | sum (%)" in out
+    assert "re-run on fresh permutations" in out
 
 
 def test_loss_option_picks_each_learners_variant(capsys):
@@ -107,7 +112,7 @@ def test_loss_option_picks_each_learners_variant(capsys):
 
 
 @pytest.mark.parametrize(
-    "argv, message",
+    ("argv", "message"),
     [
         (["run", "--perms", "0"], "--perms"),
         (["run", "--perms", "many"], "invalid int"),
@@ -133,7 +138,9 @@ def test_errors_are_one_line_with_status_2(argv, message, capsys):
     err = capsys.readouterr().err
     assert rc == 2
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("jcsol: error: ") and message in lines[0], err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("jcsol: error: "), err
+    assert message in lines[0], err
 
 
 def test_reproduce_without_data_dir_names_the_option(tmp_path, monkeypatch, capsys):
@@ -141,13 +148,17 @@ def test_reproduce_without_data_dir_names_the_option(tmp_path, monkeypatch, caps
     monkeypatch.delenv("JCSOL_DATA", raising=False)
     assert cli.main(["reproduce", "acog-table2"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("jcsol: error:") and "--data-dir" in err and err.count("\n") == 1
+    assert err.startswith("jcsol: error:")
+    assert "--data-dir" in err
+    assert err.count("\n") == 1
 
 
 def test_reproduce_with_missing_files_is_one_line(tmp_path, capsys):
     assert cli.main(["reproduce", "acog-table2", "--data-dir", str(tmp_path), "--datasets", "a9a"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "a9a" in err and "missing" in err
+    assert err.count("\n") == 1
+    assert "a9a" in err
+    assert "missing" in err
 
 
 def test_no_traceback_from_the_installed_command(tmp_path):
@@ -158,7 +169,8 @@ def test_no_traceback_from_the_installed_command(tmp_path):
             [sys.executable, "-m", "jcsol", *argv], capture_output=True, text=True, cwd=tmp_path, env=env
         )
         assert done.returncode == 2, done.stderr
-        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_reproduce_prints_paper_beside_jcsol(tmp_path, capsys, monkeypatch):
@@ -190,11 +202,13 @@ def test_reproduce_prints_paper_beside_jcsol(tmp_path, capsys, monkeypatch):
     line = next(l for l in out.splitlines() if l.startswith("german") and "ACOG-I" in l)
     assert "62.954" in line  # the ACOG paper's Table III, german, ACOG-I
     note = next(l for l in out.splitlines() if "not registered in jcsol.VARIANTS" in l)
-    assert note.startswith("note: skipped") and "COG-II" in note
+    assert note.startswith("note: skipped")
+    assert "COG-II" in note
     assert "3 folds" in out
     doc = json.loads(out_json.read_text())
     (row,) = doc["rows"]
-    assert row["learner"] == "ACOG-I" and row["paper"] == 62.954
+    assert row["learner"] == "ACOG-I"
+    assert row["paper"] == 62.954
     assert row["diff"] == pytest.approx(row["mean"] - 62.954)
     assert f"{row['mean']:.3f} ± {row['std']:.3f}" in line
 
@@ -253,10 +267,12 @@ def test_run_on_a_csv_table_equals_the_python_run(tmp_path, capsys):
     X, y, enc = load_table(
         csv_path, "fraud", positive="yes", categorical=["country", "device"], numeric=["amount", "hour"], bits=10
     )
-    assert enc.numeric == ("amount", "hour") and enc.categorical == ("country", "device")
+    assert enc.numeric == ("amount", "hour")
+    assert enc.categorical == ("country", "device")
     best = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-1, 1e1)), X, y, perms=3).best("sum")
     doc = json.loads(out_json.read_text())
-    assert doc["positives"] == int((y > 0).sum()) > 0 and doc["features"] == 1024
+    assert doc["positives"] == int((y > 0).sum()) > 0
+    assert doc["features"] == 1024
     assert doc["learners"]["COG-I"]["chosen"]["eta"] == best.params["eta"]
     assert doc["learners"]["COG-I"]["mean"]["sum"] == pytest.approx(float(best.result.sum.mean()), abs=1e-6)
     # columns inferred (numeric dtypes numeric), 2**18 slots and ACOG's diagonal variants by default (its full
@@ -268,7 +284,7 @@ def test_run_on_a_csv_table_equals_the_python_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [
         ([], "is a table: name its label column with --label COLUMN"),
         (["--label", "fraud"], "pass positive=<value>"),
@@ -290,11 +306,14 @@ def test_table_errors_are_one_line(tmp_path, extra, message, capsys):
     except SystemExit as exit_:
         rc = exit_.code
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and err.startswith("jcsol: error: ") and message in err, err
+    assert rc == 2, err
+    assert err.count("\n") == 1, err
+    assert err.startswith("jcsol: error: "), err
+    assert message in err, err
 
 
 @pytest.mark.parametrize(
-    "argv, message",
+    ("argv", "message"),
     [
         (["run", "--data", "german", "--label", "y"], "--label is for a table"),
         (["run", "--data", "german", "--bits", "8"], "--bits: only for a table"),
@@ -304,7 +323,8 @@ def test_table_errors_are_one_line(tmp_path, extra, message, capsys):
 def test_table_options_on_libsvm_data_are_refused(argv, message, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err, err
+    assert err.count("\n") == 1, err
+    assert message in err, err
 
 
 def test_positive_still_picks_a_libsvm_class(capsys):

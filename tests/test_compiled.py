@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 import jcsol
-from jcsol import engine
 from jcsol.compiled import CompiledCache
+from jcsol.core import programs
 
 
 def test_cache_keeps_the_most_recently_used():
@@ -18,7 +18,10 @@ def test_cache_keeps_the_most_recently_used():
     assert cache.get_or_build("b", lambda: build(2))[0] == 20
     assert cache.get_or_build("a", lambda: build(99)) == (10, 0.0)  # cached, and now the most recent
     cache.get_or_build("c", lambda: build(3))  # evicts b, the least recently used
-    assert len(cache) == 2 and "a" in cache and "c" in cache and "b" not in cache
+    assert len(cache) == 2
+    assert "a" in cache
+    assert "c" in cache
+    assert "b" not in cache
     assert built == [1, 2, 3]
 
 
@@ -31,10 +34,10 @@ def test_cache_size_from_the_environment_is_checked(monkeypatch, text):
 
 def test_engine_cache_is_bounded(monkeypatch, small):
     X, y = small
-    monkeypatch.setattr(engine, "_COMPILED", CompiledCache(maxsize=2))
+    monkeypatch.setattr(programs, "COMPILED", CompiledCache(maxsize=2))
     for rows in (50, 60, 70):  # three stream lengths: three signatures of init and advance
         jcsol.run(jcsol.COG(eta=1.0), X[:rows], y[:rows], perms=1)
-    assert len(engine._COMPILED) == 2
+    assert len(programs.COMPILED) == 2
 
 
 def test_forbid_tracing_catches_a_new_compilation(small, forbid_tracing):

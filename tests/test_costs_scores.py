@@ -47,7 +47,8 @@ def test_mistake_cost_keeps_costs_below_the_sums_last_place(small):
     costs[0] = 1e8
     res = jcsol.run(jcsol.COG(), X, y, perms=np.arange(len(y))[None], costs=costs, record_scores=True, chunk_size=7)
     wrong = (res.scores[0] >= 0) != (y > 0)
-    assert wrong[0] and wrong.sum() > 20
+    assert wrong[0]
+    assert wrong.sum() > 20
     exact = (wrong * costs.astype(np.float32).astype(np.float64)).sum()
     assert res.mistake_cost[0] == np.float32(exact)
     plain = np.float32(0)

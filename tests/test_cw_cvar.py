@@ -120,7 +120,8 @@ def test_omega_gaussian_is_the_cvar_of_the_standard_normal():
 
 
 @pytest.mark.parametrize(
-    "assumption,breaks", [("symmetric", [0.5]), ("unimodal", [1 / 3, 2 / 3]), ("gaussian", [0.5]), ("arbitrary", [0.5])]
+    ("assumption", "breaks"),
+    [("symmetric", [0.5]), ("unimodal", [1 / 3, 2 / 3]), ("gaussian", [0.5]), ("arbitrary", [0.5])],
 )
 def test_omega_is_continuous_and_decreasing(assumption, breaks):
     with jax.enable_x64(True):
@@ -139,8 +140,10 @@ def test_omega_ordering_of_the_assumptions():
     """Fewer assumptions, a larger worst case: Gaussian <= symmetric-unimodal <= symmetric <= arbitrary at small ε."""
     eps = jnp.asarray([0.01, 0.05, 0.1, 0.2], jnp.float32)
     g, u, s, a = (np.asarray(omega(eps, k)) for k in ("gaussian", "unimodal", "symmetric", "arbitrary"))
-    assert np.all(g < u) and np.all(u < s) and np.all(s < a)
-    with pytest.raises(ValueError):
+    assert np.all(g < u)
+    assert np.all(u < s)
+    assert np.all(s < a)
+    with pytest.raises(ValueError, match="assumption must be one of"):
         omega(0.1, "laplace")
 
 
@@ -169,7 +172,8 @@ def test_lambda_is_the_root_of_eq11():
     n_active = 0
     for i in range(n):
         if _eq11(0.0, m[i], v[i], c[i], w[i]) >= 0:  # constraint met at λ = 0: no positive root
-            assert lam64[i] == 0 and lam32[i] == 0
+            assert lam64[i] == 0
+            assert lam32[i] == 0
             continue
         n_active += 1
         hi = 1.0
@@ -223,7 +227,8 @@ def test_fig2_ratio_fits_the_scaled_reading_not_the_printed_one():
                 return np.asarray(cvar_lambda(0.0, 1.0, c, wg * s) / cvar_lambda(0.0, 1.0, c, wa * s))
 
             printed, scaled = ratio(costs, False), ratio(costs, True)
-            assert np.all(np.diff(printed) < 0) and np.all(np.diff(scaled) > 0)
+            assert np.all(np.diff(printed) < 0)
+            assert np.all(np.diff(scaled) > 0)
             assert np.all((printed < 1) & (scaled < 1))
             np.testing.assert_allclose(scaled, ratio(1.0 / costs, False), rtol=1e-12)
             assert abs(1 - scaled[-1]) < 0.05 < abs(1 - scaled[0])  # near 1 at c = 10, not at c = 0.5
@@ -358,7 +363,8 @@ def test_the_count_of_rounds_stops_at_the_int32_maximum(learner):
         assert np.isfinite(float(info.loss))
     assert int(state.seen) == COUNT_MAX
     assert np.linalg.norm(np.asarray(state.mu)) > 0  # the rounds still update
-    assert np.isfinite(np.asarray(state.mu)).all() and np.isfinite(np.asarray(state.root)).all()
+    assert np.isfinite(np.asarray(state.mu)).all()
+    assert np.isfinite(np.asarray(state.root)).all()
 
 
 @jax.jit
@@ -595,19 +601,19 @@ def test_robust_prior_pulls_the_prediction():
 
 
 def test_validation():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="alpha must be in"):
         CWCVaR(alpha=1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
         CWNoBuffer(epsilon=[0.1, 0.0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="tau must be in"):
         CWCVaR(tau=1.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="buffer_size must be a positive int"):
         CWCVaR(buffer_size=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="prior_var must be > 0"):
         CWRobust(prior_var=[1.0, 0.0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="prior_mean has invalid values"):
         CWRobust(prior_mean=[np.inf, 0.0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="eta"):
         CWCosts(eta=0.4)
     with pytest.raises(ValueError, match="length 3"):
         CWRobust(prior_var=[1.0, np.inf, 1.0]).init(2, jax.random.key(0))

@@ -94,12 +94,13 @@ ETAS = [0.7, 0.95]
 
 
 @pytest.mark.parametrize(
-    "name,covariance", [("CW-var", "full"), ("CW-var-project", "project"), ("CW-var-drop", "drop")]
+    ("name", "covariance"), [("CW-var", "full"), ("CW-var-project", "project"), ("CW-var-drop", "drop")]
 )
 def test_learner_matches_float64_reference_on_german(name, covariance, german_costs):
     X, y, costs = german_costs
     learner = jcsol.by_name(name, eta=ETAS)
-    assert learner.name == name and learner.covariance == covariance
+    assert learner.name == name
+    assert learner.covariance == covariance
     res = jcsol.run(learner, X, y, perms=2, costs=costs, record_scores=True, key=3)
     X64 = X.astype(np.float32).astype(np.float64)
     for k in range(2):

@@ -20,8 +20,10 @@ EXPECTED = {
 def test_shipped_sets(name):
     n, d, n_pos = EXPECTED[name]
     X, y = jcsol.datasets.load(name)
-    assert X.shape == (n, d) and X.dtype == np.float32
-    assert (y == 1).sum() == n_pos and (y == -1).sum() == n - n_pos
+    assert X.shape == (n, d)
+    assert X.dtype == np.float32
+    assert (y == 1).sum() == n_pos
+    assert (y == -1).sum() == n - n_pos
     norms = np.linalg.norm(X, axis=1)
     np.testing.assert_allclose(norms[norms > 0], 1.0, rtol=1e-6)
 
@@ -47,7 +49,8 @@ def test_unnormalised_german_is_the_unscaled_copy():
 def test_sparse_rows_equal_dense():
     Xd, yd = jcsol.datasets.load("spambase")
     Xs, ys = jcsol.datasets.load("spambase", sparse=True)
-    assert isinstance(Xs, jcsol.SparseRows) and Xs.shape == Xd.shape
+    assert isinstance(Xs, jcsol.SparseRows)
+    assert Xs.shape == Xd.shape
     assert Xs.indices.shape[1] == (Xd != 0).sum(axis=1).max()  # as wide as the widest row
     np.testing.assert_array_equal(Xs.todense(), Xd)
     np.testing.assert_array_equal(ys, yd)
@@ -56,13 +59,16 @@ def test_sparse_rows_equal_dense():
 def test_a9a_from_shared_data():
     X, y = jcsol.datasets.load(shared_data("a9a.gz"), n_features=123)
     Xt, yt = jcsol.datasets.load(shared_data("a9a.t.gz"), n_features=123)
-    assert X.shape == (32561, 123) and Xt.shape == (16281, 123)
-    assert (y == 1).sum() == 7841 and (yt == 1).sum() == 3846
+    assert X.shape == (32561, 123)
+    assert Xt.shape == (16281, 123)
+    assert (y == 1).sum() == 7841
+    assert (yt == 1).sum() == 3846
 
 
 def test_multiclass_class_vs_rest():
     X, y = jcsol.datasets.load(shared_data("dna.scale"), positive=1)
-    assert X.shape == (2000, 180) and (y == 1).sum() == 464
+    assert X.shape == (2000, 180)
+    assert (y == 1).sum() == 464
     _, y = jcsol.datasets.load(shared_data("dna.scale"), positive=[1, 2])
     assert (y == 1).sum() == 464 + 485
 
@@ -130,12 +136,14 @@ def test_the_data_folder_comes_from_the_caller_or_jcsol_data_never_from_outside(
     assert jcsol.datasets.data_dir() == tmp_path
     assert jcsol.datasets.data_dir(tmp_path / "koil") == tmp_path / "koil"  # the caller's folder first
     X, y = load_koil("tiny")
-    assert X.shape == (2, 2) and y.tolist() == [1, -1]
+    assert X.shape == (2, 2)
+    assert y.tolist() == [1, -1]
 
 
 def test_load_dataset_reads_the_papers_sets_from_the_folder_and_falls_back_to_shipped_copies(tmp_path):
     X, y = jcsol.datasets.load_dataset("german", tmp_path)  # not in the folder: the shipped copy
-    assert X.shape == (1000, 24) and (y > 0).sum() == 300
+    assert X.shape == (1000, 24)
+    assert (y > 0).sum() == 300
     with pytest.raises(jcsol.datasets.DataMissing, match="a9a: missing"):
         jcsol.datasets.load_dataset("a9a", tmp_path)
     with pytest.raises(jcsol.datasets.DataMissing, match="covtype is not available"):
@@ -144,4 +152,5 @@ def test_load_dataset_reads_the_papers_sets_from_the_folder_and_falls_back_to_sh
         jcsol.datasets.load_dataset("nope", tmp_path)
     (tmp_path / "dna.scale").write_text("1 1:1\n2 2:1\n3 1:0.5 2:0.5\n")
     X, y = jcsol.datasets.load_dataset("dna", tmp_path)  # class 1 against the rest, 180 features
-    assert X.shape == (3, 180) and y.tolist() == [1, -1, -1]
+    assert X.shape == (3, 180)
+    assert y.tolist() == [1, -1, -1]

@@ -22,7 +22,7 @@ def _devices_after(code: str, **env) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize(
-    "env, expected",
+    ("env", "expected"),
     [
         ({}, jcsol.devices.cpu_cores()),
         pytest.param({"JCSOL_CPU_DEVICES": "1"}, 1, marks=pytest.mark.slow),
@@ -44,4 +44,5 @@ def test_jax_started_first_keeps_its_devices():
 
 def test_a_bad_device_count_is_refused_at_import():
     done = _devices_after("import jcsol", JCSOL_CPU_DEVICES="two")
-    assert done.returncode != 0 and "JCSOL_CPU_DEVICES must be a whole number >= 1, got 'two'" in done.stderr
+    assert done.returncode != 0
+    assert "JCSOL_CPU_DEVICES must be a whole number >= 1, got 'two'" in done.stderr

@@ -152,7 +152,8 @@ def _bit_identical(job: dict, tmp_path, layouts=((2, 1),), worker: str = WORKER)
 def test_two_processes_equal_one_process_of_two_devices(tmp_path):
     # 5 permutations over 2 devices: padded to 6, split 3 + 3; scores and curves gathered from both processes
     ref = _bit_identical({"what": "run", "perms": 5, "chunk": 500}, tmp_path)
-    assert ref["counts"].shape == (3, 5, 4) and ref["scores"].shape == (3, 5, 1000)
+    assert ref["counts"].shape == (3, 5, 4)
+    assert ref["scores"].shape == (3, 5, 1000)
     assert ref["counts"].sum() == 3 * 5 * 1000
 
 
@@ -165,9 +166,11 @@ def test_gather_first_returns_the_result_on_process_0_only_and_one_progress_bar(
     outcome = _finish(procs)
     _succeeded(outcome)
     _same_files(one / "0-of-1.npz", [tmp_path / "0-of-2.npz"])
-    assert (tmp_path / "1-of-2.none").exists() and not (tmp_path / "1-of-2.npz").exists()
+    assert (tmp_path / "1-of-2.none").exists()
+    assert not (tmp_path / "1-of-2.npz").exists()
     (_, bar_one), (_, bar_first), (_, bar_second) = outcome
-    assert "1000/1000" in bar_one and "1000/1000" in bar_first  # the bar is shown on process 0
+    assert "1000/1000" in bar_one
+    assert "1000/1000" in bar_first  # the bar is shown on process 0
     assert "/1000" not in bar_second  # and on no other process, even with progress=True
 
 
@@ -199,7 +202,8 @@ def test_protocols_over_two_processes(tmp_path):
     ref = _bit_identical({"what": "auc"}, tmp_path / "auc")
     blocked = _bit_identical({"what": "auc", "grid_blocks": 2}, tmp_path / "auc-in-blocks")  # 6 units, 3 a device
     np.testing.assert_allclose(blocked["auc"], ref["auc"], atol=1e-6)
-    assert ref["auc"].shape == (2, 2, 3) and np.all((ref["auc"] >= 0) & (ref["auc"] <= 1))
+    assert ref["auc"].shape == (2, 2, 3)
+    assert np.all((ref["auc"] >= 0) & (ref["auc"] <= 1))
 
 
 @pytest.mark.slow
@@ -213,7 +217,8 @@ def test_row_store_read_by_each_process(tmp_path, german):
     ref = _bit_identical(
         {"what": "run", "store": str(tmp_path / "store"), "perms": 3, "chunk": 400, "costs": True}, tmp_path
     )
-    assert ref["cost"].shape == (3, 3) and np.all(ref["cost"] > 0)
+    assert ref["cost"].shape == (3, 3)
+    assert np.all(ref["cost"] > 0)
 
 
 @pytest.mark.slow
@@ -233,7 +238,9 @@ def test_killed_processes_resume_from_their_checkpoint_shares(tmp_path, units):
     started = time.monotonic()
     (rc0, err0), (rc1, _) = _launch(2, 1, job | {"die": [1, 3]}, tmp_path)
     assert rc1 == -9
-    assert rc0 != 0 and "DistributedError" in err0 and "process 0 of 2" in err0, err0[-3000:]
+    assert rc0 != 0, err0[-3000:]
+    assert "DistributedError" in err0, err0[-3000:]
+    assert "process 0 of 2" in err0, err0[-3000:]
     assert time.monotonic() - started < 90
     assert {p.name for p in tmp_path.glob("sweep.ckpt*")} == {
         "sweep.ckpt.0-of-2",
@@ -245,7 +252,9 @@ def test_killed_processes_resume_from_their_checkpoint_shares(tmp_path, units):
     for n in (1, 4):
         outcome = _launch(n, 1, job, tmp_path)
         for rc, err in outcome:
-            assert rc != 0 and "CheckpointError" in err and "written by a run over 2 processes" in err, err[-3000:]
+            assert rc != 0, err[-3000:]
+            assert "CheckpointError" in err, err[-3000:]
+            assert "written by a run over 2 processes" in err, err[-3000:]
             assert f"this run has {n}" in err
     assert not list(tmp_path.glob("*.npz"))
 
@@ -269,7 +278,9 @@ def _same_ignoring(reference, others, skip: str):
 @pytest.mark.slow
 def test_processes_called_with_different_arguments_all_refuse(tmp_path):
     for rc, err in _launch(2, 1, {"what": "run", "key_step": 1}, tmp_path):
-        assert rc != 0 and "ValueError" in err and "called jcsol.run with different arguments" in err, err[-3000:]
+        assert rc != 0, err[-3000:]
+        assert "ValueError" in err, err[-3000:]
+        assert "called jcsol.run with different arguments" in err, err[-3000:]
         assert "key, dtype" in err
     assert not list(tmp_path.glob("*.npz"))
 

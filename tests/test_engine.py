@@ -29,10 +29,12 @@ def test_product_grid_run_matches_points(small):
     X, y = small
     g = jcsol.grid(jcsol.ACOG(diagonal=True), eta=[0.1, 10], gamma=[0.5, 2])
     res = jcsol.run(g, X, y, perms=2)
-    assert res.grid_shape == (2, 2) and res.sum.shape == (2, 2, 2)
+    assert res.grid_shape == (2, 2)
+    assert res.sum.shape == (2, 2, 2)
     point = jcsol.run(jcsol.ACOG(diagonal=True, eta=10.0, gamma=0.5), X, y, perms=2)
     np.testing.assert_array_equal(res.counts[1, 0], point.counts)
-    assert res.params["eta"][1, 0] == 10 and res.params["gamma"][1, 0] == 0.5
+    assert res.params["eta"][1, 0] == 10
+    assert res.params["gamma"][1, 0] == 0.5
 
 
 def test_curves_end_at_final_counts_and_are_cumulative(small):
@@ -65,15 +67,18 @@ def test_best_at_and_table(german):
     means = res.sum.mean(-1)
     assert best.index == (int(np.argmax(means)),)
     assert best.params["eta"] == jcsol.decades(1e-3, 1e3)[best.index[0]]
-    assert best.result.grid_shape == () and best.result.learner.eta == best.params["eta"]
+    assert best.result.grid_shape == ()
+    assert best.result.learner.eta == best.params["eta"]
     np.testing.assert_array_equal(best.result.counts, res.counts[best.index])
     cheapest = res.best("cost")
     assert cheapest.index == (int(np.argmin(res.cost.mean(-1))),)
     text = jcsol.table(best.result)
-    assert "ACOG-I" in text and f"{100 * best.result.sum.mean():.3f}" in text
+    assert "ACOG-I" in text
+    assert f"{100 * best.result.sum.mean():.3f}" in text
     assert len(jcsol.table(res).splitlines()) == 2 + 7
     md = jcsol.table({"COG-I": jcsol.run(jcsol.COG(), X, y, perms=2), "best ACOG-I": best.result}, fmt="markdown")
-    assert md.count("\n") == 3 and md.startswith("| learner")
+    assert md.count("\n") == 3
+    assert md.startswith("| learner")
 
 
 def test_score_uses_final_models(small):
@@ -256,7 +261,9 @@ def test_grid_blocks_are_units_whose_results_do_not_depend_on_the_layout(german)
     orders = np.stack([np.random.default_rng(seed).permutation(len(y)) for seed in (3, 4)])
     options = dict(key=4, curve_points=10, record_scores=True)
     both = jcsol.run(learner, X, y, perms=orders, grid_blocks=2, **options)
-    assert both.grid_shape == (5,) and both.counts.shape == (5, 2, 4) and both.scores.shape == (5, 2, 300)
+    assert both.grid_shape == (5,)
+    assert both.counts.shape == (5, 2, 4)
+    assert both.scores.shape == (5, 2, 300)
     if len(jax.devices()) > 1:  # runs split over devices come back on the host, fetched shard by shard: no program
         # with a collective runs over the devices afterwards (XLA's CPU runtime can abort one that waits for a
         # participant, which KOIL-MKL's 105-run selection on german did on 2 cores)

@@ -99,7 +99,8 @@ def test_murmurhash3_published_vectors():
         ("The quick brown fox jumps over the lazy dog", 0x9747B28C, 0x2FA826CD),
     ]:
         index, sign = hash_features([key], bits=30, seed=seed)
-        assert index[0] == expected % 2**30 and sign[0] == (-1.0 if expected >= 2**31 else 1.0), key
+        assert index[0] == expected % 2**30, key
+        assert sign[0] == (-1.0 if expected >= 2**31 else 1.0), key
 
 
 def test_hash_equals_scikit_learn_murmurhash3():
@@ -113,7 +114,8 @@ def test_hash_equals_scikit_learn_murmurhash3():
             signed = np.array([murmurhash3_32(k, seed=seed) for k in keys], np.int64)
             np.testing.assert_array_equal(index, h % (1 << bits))  # Vowpal Wabbit's mask of the low bits
             np.testing.assert_array_equal(sign, np.where(signed < 0, -1.0, 1.0))  # scikit-learn's sign
-    assert (sign < 0).any() and (sign > 0).any()
+    assert (sign < 0).any()
+    assert (sign > 0).any()
 
 
 @pytest.mark.parametrize("bits", [18, 30])
@@ -185,7 +187,7 @@ def test_hashing_is_stable_across_processes():
 # -- rows ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bits, normalize", [(12, False), (12, True), (3, True), (2, False)])
+@pytest.mark.parametrize(("bits", "normalize"), [(12, False), (12, True), (3, True), (2, False)])
 def test_rows_equal_the_float64_reference_loop(bits, normalize):
     """Signed hashing, collisions summed (bits 2 and 3 force them), Welford scaling row by row, L2 rows."""
     records = fraud_records(400)
@@ -193,11 +195,13 @@ def test_rows_equal_the_float64_reference_loop(bits, normalize):
     X = enc.fit_transform(records)
     expected = reference_rows(records, NUMERIC, CATEGORICAL, bits, normalize=normalize)
     np.testing.assert_allclose(X.todense(), expected, rtol=1e-9, atol=1e-12)
-    assert X.indices.shape == (400, 6) and X.n_features == enc.n_features == 2**bits
+    assert X.indices.shape == (400, 6)
+    assert X.n_features == enc.n_features == 2**bits
     live = X.values != 0
     for row, mask in zip(X.indices, live):  # one entry per slot, as in a dense row
         assert len(set(row[mask].tolist())) == mask.sum()
-    assert (X.values < 0).any() and (X.values > 0).any()
+    assert (X.values < 0).any()
+    assert (X.values > 0).any()
     if bits <= 3:
         assert (live.sum(axis=1) < 6).mean() > 0.5  # collisions merged entries
 
@@ -266,9 +270,11 @@ def test_inference_leaves_out_the_label_and_takes_booleans_as_categories():
     frame = pd.DataFrame({"amount": [1.0, 2.0], "flag": [True, False], "city": ["a", "b"], "y": [1, -1]})
     enc = TableEncoder(label="y")
     enc.transform(frame)  # transform infers but fixes nothing
-    assert enc.numeric == () and enc.categorical == ()
+    assert enc.numeric == ()
+    assert enc.categorical == ()
     enc.fit_transform(frame)
-    assert enc.numeric == ("amount",) and enc.categorical == ("flag", "city")
+    assert enc.numeric == ("amount",)
+    assert enc.categorical == ("flag", "city")
 
 
 @pytest.mark.parametrize("name", ["COG-I", "ACOG-II-diag"])
@@ -292,7 +298,8 @@ def test_real_data_as_a_table():
     X, y = jcsol.datasets.load("german", normalize=False)
     frame = pd.DataFrame(X.astype(np.float64), columns=[f"f{i}" for i in range(X.shape[1])]).assign(label=y)
     Xt, yt, enc = load_table(frame, "label", bits=12)
-    assert enc.numeric == tuple(f"f{i}" for i in range(24)) and enc.categorical == ()
+    assert enc.numeric == tuple(f"f{i}" for i in range(24))
+    assert enc.categorical == ()
     np.testing.assert_array_equal(yt, y)
     np.testing.assert_allclose(enc.mean, X.mean(axis=0), rtol=1e-5)
     res = jcsol.run(jcsol.COG(eta=jcsol.decades(1e-2, 1e2)), Xt, yt, perms=4)
@@ -327,7 +334,8 @@ def test_labels_follow_the_libsvm_rule(tmp_path):
     frame.to_csv(path, index=False)
     X, y, enc = load_table(path, "s", positive="yes", categorical=["y"], numeric=["x"], bits=8)
     np.testing.assert_array_equal(y, [-1, 1, -1, -1])
-    assert X.shape == (4, 256) and enc.label == "s"
+    assert X.shape == (4, 256)
+    assert enc.label == "s"
 
 
 def test_state_round_trip_continues_bit_identically(tmp_path):
@@ -358,7 +366,7 @@ def test_state_round_trip_continues_bit_identically(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "kwargs, error, message",
+    ("kwargs", "error", "message"),
     [
         (dict(bits=0), ValueError, r"bits must be an integer in \[1, 30\]"),
         (dict(bits=31), ValueError, r"bits must be an integer in \[1, 30\]"),
@@ -422,7 +430,8 @@ def test_bad_tables_are_refused_before_any_update():
         fitted.fit_transform(huge)  # its square overflows the running statistics
     assert all(np.array_equal(v, before[k]) for k, v in fitted.state_dict().items())
     row = fitted.transform(huge).values[3]  # scaled by the statistics so far: finite, normalised without overflow
-    assert abs(row[fitted.numeric.index("age")]) == pytest.approx(1.0) and np.linalg.norm(row) == pytest.approx(1.0)
+    assert abs(row[fitted.numeric.index("age")]) == pytest.approx(1.0)
+    assert np.linalg.norm(row) == pytest.approx(1.0)
     raw = TableEncoder(NUMERIC, CATEGORICAL, label="fraud", normalize=False)
     raw.fit_transform(records)
     with pytest.raises(ValueError, match=r"'age' has a value too large to encode at row 3 \(1e\+45\)"):

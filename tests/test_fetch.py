@@ -104,7 +104,8 @@ def test_download_loads_and_is_cached(server, german_file, tmp_path):
     Xs, ys = jcsol.datasets.load(shared_data("german.numer"), n_features=24)
     np.testing.assert_array_equal(X, Xs)
     np.testing.assert_array_equal(y, ys)
-    assert X.shape == (1000, 24) and (y == 1).sum() == 300
+    assert X.shape == (1000, 24)
+    assert (y == 1).sum() == 300
     # the cache: no second request; load's keyword arguments pass through
     X2, _ = jcsol.datasets.fetch(
         "german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True, normalize=False
@@ -181,7 +182,8 @@ def test_body_without_a_length_is_not_taken_as_complete(server, german_file, tmp
     X, _ = jcsol.datasets.fetch(
         "german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True, timeout=5, sha256=_sha(german_file)
     )
-    assert (tmp_path / "german.numer").read_bytes() == german_file and X.shape == (1000, 24)
+    assert (tmp_path / "german.numer").read_bytes() == german_file
+    assert X.shape == (1000, 24)
 
 
 def test_https_only_unless_allowed_and_no_downgrading_redirect(server, german_file, tmp_path):
@@ -198,7 +200,7 @@ def test_https_only_unless_allowed_and_no_downgrading_redirect(server, german_fi
 
 
 @pytest.mark.parametrize(
-    "kwargs, error",
+    ("kwargs", "error"),
     [
         (dict(sha256="abc"), "64 hexadecimal"),
         (dict(max_attempts=0), "max_attempts"),
@@ -230,7 +232,8 @@ def test_wrong_checksum_is_refused_and_deleted(server, german_file, tmp_path):
         jcsol.datasets.fetch(
             "german.numer", cache_dir=tmp_path, base_url=server.url, allow_http=True, sha256=wrong, timeout=5
         )
-    assert wrong in str(err.value) and _sha(german_file) in str(err.value)
+    assert wrong in str(err.value)
+    assert _sha(german_file) in str(err.value)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -13,21 +13,26 @@ from jcsol.files import atomic_write
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     target = tmp_path / "out.json"
     target.write_text("old")
-    with pytest.raises(RuntimeError, match="midway"):
+
+    def fail_midway():
         with atomic_write(target, "w") as fh:
             fh.write("half of the new")
             raise RuntimeError("midway")
+
+    with pytest.raises(RuntimeError, match="midway"):
+        fail_midway()
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["out.json"]
     with atomic_write(target, "w") as fh:
         fh.write("new")
-    assert target.read_text() == "new" and os.listdir(tmp_path) == ["out.json"]
+    assert target.read_text() == "new"
+    assert os.listdir(tmp_path) == ["out.json"]
 
 
 def test_json_that_cannot_be_written_leaves_the_file_untouched(tmp_path):
     target = tmp_path / "runs.json"
     report.write_json({"a": 1}, target)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="JSON cannot hold"):
         report.write_json({"a": object()}, target)  # not JSON: refused before the file is touched
     assert target.read_text() == '{\n  "a": 1\n}\n'
     report.write_json({"nan": np.nan}, target)
@@ -67,10 +72,14 @@ def test_unwritable_folders_are_refused_before_any_work(monkeypatch, tmp_path, g
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, MemoryError])
 def test_an_interrupted_write_leaves_no_temporary(tmp_path, interruption):
     target = tmp_path / "out.bin"
-    with pytest.raises(interruption):
+
+    def interrupt_midway():
         with atomic_write(target) as fh:
             fh.write(b"half")
             raise interruption()
+
+    with pytest.raises(interruption):
+        interrupt_midway()
     assert os.listdir(tmp_path) == []
 
 

@@ -56,21 +56,27 @@ def test_empty_denominators_follow_scikit_learns_default():
     no_alert = [[0, 5, 0, 95]]  # five positives, nothing flagged
     with pytest.warns(UndefinedMetricWarning):  # scikit-learn's default: warn, and 0
         assert sk.precision_score([1] * 5 + [-1] * 95, [-1] * 100) == 0.0
-    assert metrics.precision(no_alert)[0] == 0.0 and metrics.f1(no_alert)[0] == 0.0
+    assert metrics.precision(no_alert)[0] == 0.0
+    assert metrics.f1(no_alert)[0] == 0.0
     assert np.isinf(metrics.alerts_per_catch(no_alert)[0])
     nothing = [[0, 0, 0, 100]]  # no positive, no alert
     with pytest.warns(UndefinedMetricWarning):
         assert sk.f1_score([-1] * 100, [-1] * 100) == 0.0
-    assert metrics.f1(nothing)[0] == 0.0 and np.isnan(metrics.sensitivity(nothing)[0])
+    assert metrics.f1(nothing)[0] == 0.0
+    assert np.isnan(metrics.sensitivity(nothing)[0])
     assert metrics.alerts_per_catch([[3, 0, 0, 0]])[0] == 1.0  # every alert a catch
     assert metrics.alerts_per_catch([[0, 2, 7, 0]])[0] == np.inf
 
 
 def test_measure_names_directions_and_errors():
-    assert not metrics.higher_is_better("alerts_per_catch") and metrics.higher_is_better("f1")
-    assert metrics.higher_is_better("average_precision") and metrics.higher_is_better("precision_at_0.5%")
-    assert metrics.in_percent("precision_at_2%") and not metrics.in_percent("alerts_per_catch")
-    assert metrics.of_scores("precision_at_100%") and not metrics.of_scores("precision")
+    assert not metrics.higher_is_better("alerts_per_catch")
+    assert metrics.higher_is_better("f1")
+    assert metrics.higher_is_better("average_precision")
+    assert metrics.higher_is_better("precision_at_0.5%")
+    assert metrics.in_percent("precision_at_2%")
+    assert not metrics.in_percent("alerts_per_catch")
+    assert metrics.of_scores("precision_at_100%")
+    assert not metrics.of_scores("precision")
     for bad in ("precision_at_0%", "precision_at_150%"):
         with pytest.raises(ValueError, match=r"review budget must be in \(0, 100\]%"):
             metrics.check_measure(bad)
@@ -124,7 +130,8 @@ def test_average_precision_mask_infinities_and_undefined_cases():
     assert _ap(scores[:50], np.ones(50)) == 1.0
     nan = scores.copy()
     nan[5] = np.nan
-    assert np.isnan(_ap(nan, y)) and not np.isnan(_ap(nan, y, nan == nan))
+    assert np.isnan(_ap(nan, y))
+    assert not np.isnan(_ap(nan, y, nan == nan))
 
 
 @settings(max_examples=100, deadline=None)
@@ -233,7 +240,8 @@ def test_default_table_shows_precision_and_alerts_per_catch(scored):
     titles = ["sum (%)", "sensitivity (%)", "specificity (%)", "precision (%)", "alerts/catch", "time/run (s)"]
     assert [t.strip() for t in header.split("  ") if t.strip()][2:] == titles
     alerts = res.alerts_per_catch.mean(-1)
-    assert np.isinf(alerts[0]) and "inf ± nan" in rows[0]  # a permutation whose runs caught nothing
+    assert np.isinf(alerts[0])
+    assert "inf ± nan" in rows[0]  # a permutation whose runs caught nothing
     for g, row in enumerate(rows):  # the fewest alerts per catch in bold, the others not
         assert (f"*{alerts[g]:.3f} ± " in row) == (g == int(np.argmin(alerts)))
         assert f"{100 * res.precision[g].mean():.3f} ± " in row
@@ -258,7 +266,8 @@ def test_table_and_records_of_chosen_measures(scored, tmp_path):
     nothing = dataclasses.replace(res, counts=np.tile([0, 5, 0, 195], res.counts.shape[:-1] + (1,)))
     report.write_json(nothing, tmp_path / "runs.json")
     run = json.loads((tmp_path / "runs.json").read_text())["records"][0]
-    assert run["precision"] == 0.0 and run["alerts_per_catch"] is None  # infinite: null in strict JSON
+    assert run["precision"] == 0.0
+    assert run["alerts_per_catch"] is None  # infinite: null in strict JSON
     with pytest.raises(ValueError, match="record_scores=True"):
         jcsol.table(dataclasses.replace(res, scores=None), measures=["average_precision"])
 
@@ -276,7 +285,8 @@ def test_cli_measures_option(tmp_path, capsys):
     assert all(0 <= float(r["average_precision"]) <= 1 for r in rows)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["run", "--measures", "sum,ap"])
-    assert exit_.value.code == 2 and "unknown measure 'ap'" in capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert "unknown measure 'ap'" in capsys.readouterr().err
 
 
 # -- the live leaderboard ------------------------------------------------------------------------------------
@@ -288,13 +298,16 @@ def test_leaderboard_shows_precision_f1_alerts_and_window_average_precision(germ
     negatives = np.flatnonzero(y < 0)[:64]
     batches = [live.learn(X[negatives], y[negatives], return_scores=True)]
     fresh = live.leaderboard()  # no positive in the window yet
-    assert np.all(np.isnan(fresh.average_precision)) and np.all(fresh.precision == 0)
-    assert np.all(np.isinf(fresh.alerts_per_catch)) and "inf alerts per catch" in fresh.table()
+    assert np.all(np.isnan(fresh.average_precision))
+    assert np.all(fresh.precision == 0)
+    assert np.all(np.isinf(fresh.alerts_per_catch))
+    assert "inf alerts per catch" in fresh.table()
     batches += [live.learn(X[a : a + 64], y[a : a + 64], return_scores=True) for a in range(0, 256, 64)]
     scores, labels = np.concatenate(batches), np.concatenate([y[negatives], y[:256]])
     board = live.leaderboard()
     np.testing.assert_array_equal(board.alerts_per_catch, metrics.alerts_per_catch(board.counts))
-    assert np.any(board.precision > 0) and np.any(board.precision == 0)  # a configuration that caught nothing
+    assert np.any(board.precision > 0)
+    assert np.any(board.precision == 0)  # a configuration that caught nothing
     for g in range(scores.shape[1]):
         pred = np.where(scores[:, g] >= 0, 1, -1)
         assert board.precision[g] == pytest.approx(sk.precision_score(labels, pred), abs=1e-15)
@@ -302,7 +315,8 @@ def test_leaderboard_shows_precision_f1_alerts_and_window_average_precision(germ
         expected = sk.average_precision_score(labels[-100:] > 0, scores[-100:, g])
         assert board.average_precision[g] == pytest.approx(expected, rel=1e-6)
     text = board.table()
-    assert "alerts/catch" in text.splitlines()[0] and "alerts per catch" in text.splitlines()[-1]
+    assert "alerts/catch" in text.splitlines()[0]
+    assert "alerts per catch" in text.splitlines()[-1]
     pytest.importorskip("pandas")
     assert {"precision", "f1", "alerts_per_catch", "average_precision"} <= set(board.to_pandas().columns)
 

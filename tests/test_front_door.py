@@ -34,10 +34,12 @@ def _console_script() -> Path:
 
 def test_version(capsys):
     rc, out, _ = run_cli(["--version"], capsys)
-    assert rc == 0 and out == f"jcsol {metadata.version('jcsol')}\n"
+    assert rc == 0
+    assert out == f"jcsol {metadata.version('jcsol')}\n"
     assert metadata.version("jcsol") == jcsol.__version__
     done = subprocess.run([_console_script(), "--version"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == f"jcsol {jcsol.__version__}\n", done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"jcsol {jcsol.__version__}\n", done.stderr
 
 
 def test_learners_describes_every_registered_variant():
@@ -53,7 +55,9 @@ def test_learners_describes_every_registered_variant():
         titles = re.findall(r"\*([^*]+)\*", info.paper)  # every paper is in the bibliography
         assert any(t.strip(" .").lower() in bibliography for t in titles), (info.name, info.paper)
     acog = next(v for v in infos if v.name == "ACOG-II-diag")
-    assert acog.options["loss"] == "II" and acog.options["diagonal"] is True and acog.hyperparameters["eta"] == 1e-2
+    assert acog.options["loss"] == "II"
+    assert acog.options["diagonal"] is True
+    assert acog.hyperparameters["eta"] == 1e-2
     assert "Adaptive Cost-Sensitive Online Classification" in acog.paper
 
 
@@ -67,19 +71,24 @@ def test_learners_command(capsys):
         head, hyper, options, paper = block.splitlines()
         assert head == f"{info.name} ({info.cls})"
         shown = ", ".join(f"{k}={v:g}" for k, v in info.hyperparameters.items()) or "none"
-        assert hyper == f"  hyperparameters: {shown}" and paper == f"  paper: {info.paper}"
+        assert hyper == f"  hyperparameters: {shown}"
+        assert paper == f"  paper: {info.paper}"
         assert all(f"{k}={v!r}" in options for k, v in info.options.items())
     rc, table, _ = run_cli(["learners", "--format", "markdown"], capsys)
     rows = table.strip().splitlines()
-    assert rc == 0 and rows[0].startswith("| learner | class |") and len(rows) == 2 + len(infos)
+    assert rc == 0
+    assert rows[0].startswith("| learner | class |")
+    assert len(rows) == 2 + len(infos)
     for row, info in zip(rows[2:], infos):
         cells = re.split(r"(?<!\\)\|", row)[1:-1]  # an escaped \| stays inside its cell
-        assert len(cells) == 5 and cells[0].strip() == info.name, row
+        assert len(cells) == 5, row
+        assert cells[0].strip() == info.name, row
     done = subprocess.run(
         [_console_script(), "learners", "--format", "markdown"], capture_output=True, text=True, timeout=120
     )
     # a fresh process's registry order (a test that deletes and restores a variant moves it to the end)
-    assert done.returncode == 0 and sorted(done.stdout.splitlines()) == sorted(table.splitlines()), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(table.splitlines()), done.stderr
 
 
 def test_unknown_learner_lists_the_registry():
@@ -115,13 +124,17 @@ def test_run_finds_a_papers_dataset_in_the_data_folder(tmp_path, capsys, monkeyp
     positives = int((train > 0).sum() + (test > 0).sum())
     assert out.startswith(f"a9a: 60 examples × 123 features, {positives} positive"), out
     X, y = jcsol.datasets.load_dataset("a9a", folder)  # as jcsol reproduce reads it
-    assert X.shape == (60, 123) and int((y > 0).sum()) == positives
+    assert X.shape == (60, 123)
+    assert int((y > 0).sum()) == positives
     monkeypatch.setenv("JCSOL_DATA", str(folder))  # the same folder by the environment
     rc, again, err = run_cli(argv, capsys)
-    assert rc == 0 and again.splitlines()[0] == out.splitlines()[0], err
+    assert rc == 0, err
+    assert again.splitlines()[0] == out.splitlines()[0], err
     # the options of a file are refused for a papers' dataset, read as the papers read it
     rc, _, err = run_cli([*argv, "--no-normalize"], capsys)
-    assert rc == 2 and "--no-normalize" in err and "give its path" in err
+    assert rc == 2
+    assert "--no-normalize" in err
+    assert "give its path" in err
 
 
 def test_run_finds_a_file_of_the_data_folder_with_zero_one_labels(tmp_path, capsys, monkeypatch):
@@ -139,18 +152,28 @@ def test_run_says_where_it_looked_and_how_to_fetch(tmp_path, capsys, monkeypatch
     monkeypatch.setenv("JCSOL_CACHE", str(tmp_path / "cache"))
     rc, _, err = run_cli(["run", "--data", "a9a"], capsys)
     lines = err.strip().splitlines()
-    assert rc == 2 and len(lines) == 1 and lines[0].startswith("jcsol: error: --data: no dataset 'a9a'")
-    assert f"no file {tmp_path / 'a9a'}" in err and "no data folder (--data-dir DIR or JCSOL_DATA=DIR)" in err
-    assert 'jcsol.datasets.fetch("a9a")' in err and f"--data {tmp_path / 'cache' / 'a9a'}" in err
+    assert rc == 2
+    assert len(lines) == 1
+    assert lines[0].startswith("jcsol: error: --data: no dataset 'a9a'")
+    assert f"no file {tmp_path / 'a9a'}" in err
+    assert "no data folder (--data-dir DIR or JCSOL_DATA=DIR)" in err
+    assert 'jcsol.datasets.fetch("a9a")' in err
+    assert f"--data {tmp_path / 'cache' / 'a9a'}" in err
     empty = tmp_path / "empty"
     empty.mkdir()
     rc, _, err = run_cli(["run", "--data", "a9a", "--data-dir", str(empty)], capsys)
-    assert rc == 2 and f"missing {empty / 'a9a.gz'}, {empty / 'a9a.t.gz'}" in err and "fetch" in err
+    assert rc == 2
+    assert f"missing {empty / 'a9a.gz'}, {empty / 'a9a.t.gz'}" in err
+    assert "fetch" in err
     rc, _, err = run_cli(["run", "--data", "nothing", "--data-dir", str(empty)], capsys)
-    assert rc == 2 and f"no nothing or nothing.gz in the data folder {empty}" in err and "fetch" not in err
+    assert rc == 2
+    assert f"no nothing or nothing.gz in the data folder {empty}" in err
+    assert "fetch" not in err
     for name in ("a9a", "german"):  # a --data-dir that is not a folder is refused, needed or not
         rc, _, err = run_cli(["run", "--data", name, "--data-dir", str(tmp_path / "absent")], capsys)
-        assert rc == 2 and "--data-dir" in err and "no such directory" in err
+        assert rc == 2
+        assert "--data-dir" in err
+        assert "no such directory" in err
     with pytest.raises(FileNotFoundError, match=r"jcsol.datasets.fetch\('a9a'\) downloads"):
         jcsol.datasets.load("a9a")
 
@@ -159,7 +182,7 @@ def test_run_says_where_it_looked_and_how_to_fetch(tmp_path, capsys, monkeypatch
 
 
 @pytest.mark.parametrize(
-    "labels, expected",
+    ("labels", "expected"),
     [
         ([-1, 1, 1], [-1, 1, 1]),
         ([0, 1, 1], [-1, 1, 1]),
@@ -171,10 +194,11 @@ def test_run_says_where_it_looked_and_how_to_fetch(tmp_path, capsys, monkeypatch
 )
 def test_label_rule(labels, expected):
     got = check_labels(labels)
-    assert got.dtype == np.int8 and got.tolist() == expected
+    assert got.dtype == np.int8
+    assert got.tolist() == expected
 
 
-@pytest.mark.parametrize("labels, named", [([-1, 0, 1], "-1, 0, 1"), ([1, 2], "1, 2"), ([0.5, 1], "0.5, 1.0")])
+@pytest.mark.parametrize(("labels", "named"), [([-1, 0, 1], "-1, 0, 1"), ([1, 2], "1, 2"), ([0.5, 1], "0.5, 1.0")])
 def test_other_labels_are_refused_naming_them(labels, named):
     with pytest.raises(ValueError, match=rf"labels must be -1 and \+1 .*or 0 and 1 .*got \{{{named}\}}"):
         check_labels(labels)
@@ -204,7 +228,8 @@ def test_load_table_reads_zero_one_labels_as_signs():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"amount": [1.0, 2.0, 3.0, 4.0], "fraud": [0, 1, 0, 0]})
     X, y, _ = jcsol.features.load_table(frame, "fraud", numeric=["amount"])
-    assert y.tolist() == [-1, 1, -1, -1] and len(X) == 4
+    assert y.tolist() == [-1, 1, -1, -1]
+    assert len(X) == 4
 
 
 # -- decades: the literals ------------------------------------------------------------------------------------
@@ -212,7 +237,8 @@ def test_load_table_reads_zero_one_labels_as_signs():
 
 def test_decades_are_their_literals():
     values = jcsol.decades()
-    assert values[0] == 1e-5 and values.dtype == np.float64
+    assert values[0] == 1e-5
+    assert values.dtype == np.float64
     literals = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5]
     assert values.tolist() == literals  # exactly, bit for bit
     assert jcsol.decades(1e-2, 1e2).tolist() == [0.01, 0.1, 1.0, 10.0, 100.0]
@@ -239,7 +265,8 @@ def test_sparse_rows_select_as_dense_rows_do(rows):
     mask = D[:, 0] > np.median(D[:, 0])
     for key in (slice(5, 30), slice(None, None, -3), order, order.tolist(), mask, [], np.array([], np.int64)):
         picked = S[key]
-        assert isinstance(picked, jcsol.SparseRows) and picked.n_features == S.n_features
+        assert isinstance(picked, jcsol.SparseRows)
+        assert picked.n_features == S.n_features
         np.testing.assert_array_equal(picked.todense(), D[key] if len(D[key]) else np.zeros((0, 24)))
         assert len(picked) == len(D[key])
 
@@ -257,8 +284,11 @@ def test_sparse_rows_refuse_what_selects_no_rows(rows):
 def test_sparse_rows_stay_a_named_tuple(rows):
     S = rows[0]
     indices, values, d = S  # unpacking gives the fields
-    assert indices is S.indices and values is S.values and d == 24
-    assert S._replace(n_features=30).n_features == 30 and S._fields == ("indices", "values", "n_features")
+    assert indices is S.indices
+    assert values is S.values
+    assert d == 24
+    assert S._replace(n_features=30).n_features == 30
+    assert S._fields == ("indices", "values", "n_features")
     back = pickle.loads(pickle.dumps(S[:3]))
     np.testing.assert_array_equal(back.todense(), S[:3].todense())
     assert len(jax.tree.leaves(S)) == 3
@@ -289,7 +319,8 @@ def test_result_scores_sparse_rows_without_a_dense_copy(monkeypatch):
     dense = res.score(first)
     monkeypatch.setattr(jcsol.SparseRows, "todense", lambda self: pytest.fail("the rows were densified"))
     scores = res.score(rows)
-    assert scores.shape == (2, 2, n) and scores.dtype == np.float32
+    assert scores.shape == (2, 2, n)
+    assert scores.dtype == np.float32
     tolerance = 1e-6 * np.abs(dense).max()
     np.testing.assert_allclose(scores[..., :200], dense, rtol=1e-5, atol=tolerance)
     np.testing.assert_allclose(res.score(scipy.sparse.csr_matrix(first)), dense, rtol=1e-5, atol=tolerance)
@@ -301,7 +332,9 @@ def test_a_result_prints_as_one_line():
     X, y = jcsol.datasets.load("german")
     res = jcsol.run(jcsol.COG(eta=[0.1, 1.0]), X[:300], y[:300], perms=2)
     text = repr(res)
-    assert "\n" not in text and "[" not in text and len(text) < 200, text
+    assert "\n" not in text, text
+    assert "[" not in text, text
+    assert len(text) < 200, text
     assert text.startswith("Result(COG-I: 2 grid point(s) × 2 permutation(s) × 300 rounds; mean sum ")
     assert f"{np.nanmean(res.sum):.4g}" in text
 

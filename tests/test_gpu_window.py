@@ -48,8 +48,10 @@ def test_the_dry_run_runs_every_step(tmp_path):
         assert {"scan", "kernel"} <= set(steps[workload])
         assert all("error" not in v and v["updates_per_s"] > 0 for v in steps[workload].values())
     agreement = steps["agreement a9a 220"]
-    assert agreement["within_tolerance"] and agreement["counts_equal_in_clear_runs"]
-    assert "started" in done.stdout and "figures in" in done.stdout  # a line per step as it goes
+    assert agreement["within_tolerance"]
+    assert agreement["counts_equal_in_clear_runs"]
+    assert "started" in done.stdout
+    assert "figures in" in done.stdout  # a line per step as it goes
 
 
 def test_a_step_past_the_budget_is_skipped(tmp_path):
@@ -74,7 +76,8 @@ def test_the_trace_parser_reads_a_gpu_trace(tmp_path):
     folder.mkdir(parents=True)
     (folder / "host.trace.json.gz").write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
     parsed = gpu_window.parse_trace(tmp_path, rounds=2, wall_s=1e-4)
-    assert parsed["kernels"] == 3 and parsed["kernels_per_round"] == 1.5
+    assert parsed["kernels"] == 3
+    assert parsed["kernels_per_round"] == 1.5
     assert parsed["device_us_per_round"] == pytest.approx(4.0)  # (6 + 2) µs over 2 rounds
     assert parsed["device_share_of_wall"] == pytest.approx(8 / 100)
     assert parsed["top_kernels_us"] == {"loop_fusion": 8.0, "dot": 2.0}

@@ -85,7 +85,7 @@ def _run_registry(rows: str, d: int, perms: int, devices, names, limit: float) -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rows, d, perms, devices", LAYOUTS, ids=lambda v: str(v))
+@pytest.mark.parametrize(("rows", "d", "perms", "devices"), LAYOUTS, ids=lambda v: str(v))
 def test_every_registered_learner_finishes_on_cpu_devices(rows, d, perms, devices):
     lines = _run_registry(rows, d, perms, devices, VARIANTS, limit=900)
     assert int(lines[0].split()[1]) == (devices or jcsol.devices.cpu_cores()), lines[0]
@@ -110,7 +110,8 @@ def test_one_matrix_at_a_time_gives_the_batched_numbers():
         np.asarray(jax.vmap(jnp.linalg.solve, (0, None))(m, b)), np.asarray(jax.vmap(solve, (0, None))(m, b))
     )  # an unbatched argument
     lowered = jax.jit(jax.vmap(jax.vmap(qr))).lower(a).as_text()
-    assert "lapack" in lowered and "while" in lowered  # still LAPACK, called in a loop over the runs
+    assert "lapack" in lowered
+    assert "while" in lowered  # still LAPACK, called in a loop over the runs
 
 
 # --- the watchdog -------------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ import scipy.sparse as sp
 from conftest import run_cli
 
 import jcsol
-from jcsol import devices, engine, metrics
+from jcsol import devices, metrics
+from jcsol.core import checks
 from jcsol.datasets import binarize, l2_normalize, read_libsvm
 from jcsol.engine import lowered_chunk
 from jcsol.stream import SparseRows, check_labels, check_stream
@@ -61,7 +62,7 @@ def recorded_need(monkeypatch, learner, X_, y_, **options) -> int:
             asked.append(need)
             raise Asked
 
-    monkeypatch.setattr(engine, "_require_memory", record)
+    monkeypatch.setattr(checks, "require_memory", record)
     with pytest.raises(Asked):
         jcsol.run(learner, X_, y_, **options)
     return asked[0]
@@ -95,12 +96,13 @@ def test_memory_check_keeps_a_fifth_free(monkeypatch, tmp_path):
     is never written."""
     need = recorded_need(monkeypatch, PA, X, Y, perms=2)
     monkeypatch.undo()
-    monkeypatch.setattr(engine, "available_memory", lambda: int(need / 0.9))
+    monkeypatch.setattr(checks, "available_memory", lambda: int(need / 0.9))
     path = tmp_path / "run.ckpt"
     with pytest.raises(MemoryError, match=r"PA with d=5 needs .* GiB usable of the .* GiB available"):
         jcsol.run(PA, X, Y, perms=2, checkpoint=path)
-    assert not path.exists() and not list(tmp_path.iterdir())
-    monkeypatch.setattr(engine, "available_memory", lambda: int(need / 0.79))
+    assert not path.exists()
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setattr(checks, "available_memory", lambda: int(need / 0.79))
     assert jcsol.run(PA, X, Y, perms=2).counts.shape == (2, 4)
 
 
@@ -192,7 +194,8 @@ def test_sparse_rows_equal_scipy_toarray(dense, extra_zeros, fmt):
 def test_huge_dimension_with_few_entries_runs_sparse():
     X_ = sp.random(40, 10**7, density=2e-6, format="csr", random_state=0)
     res = jcsol.run(PA, X_, Y, perms=2)
-    assert res.counts.sum() == 80 and res.n_features == 10**7
+    assert res.counts.sum() == 80
+    assert res.n_features == 10**7
     np.testing.assert_allclose(res.score(X_[:3]), res.score(X_[:3].toarray()), rtol=1e-5, atol=1e-6)
 
 
@@ -225,7 +228,7 @@ def test_pandas_frames(plain):
 
 
 @pytest.mark.parametrize(
-    "rows, error, match",
+    ("rows", "error", "match"),
     [
         (np.zeros((0, 5)), ValueError, "the stream is empty"),
         (sp.csr_matrix((0, 5)), ValueError, "the stream is empty"),
@@ -242,6 +245,17 @@ def test_pandas_frames(plain):
         (sp.csr_matrix(X > 0), TypeError, r"values must be real numbers"),
         (np.full((40, 5), np.longdouble(1e300) * 1e300), ValueError, r"beyond the range of float32"),
         ([[1.0, 2.0]] * 39 + [[1.0]], ValueError, r"X is ragged"),
+        (
+            np.where(np.arange(200).reshape(40, 5) == 13, 2**60, 1),
+            ValueError,
+            r"integer 1152921504606846976 at row 2, column 3, beyond 2\*\*53",
+        ),
+        (np.array([[1, 2**70]] * 40, object), ValueError, r"the integer 1180591620717411303424 at row 0, column 1"),
+        (
+            pd.DataFrame({"id": pd.array([None, 5, 2**62] + [1] * 37, "Int64"), "x": 1.0}),
+            ValueError,
+            r"column 'id' holds the integer 4611686018427387904 at row 2, beyond 2\*\*53",
+        ),
     ],
     ids=lambda v: getattr(v, "__name__", None) if isinstance(v, type) else None,
 )
@@ -260,7 +274,7 @@ def test_label_encodings_give_the_same_counts(plain, labels):
 
 
 @pytest.mark.parametrize(
-    "labels, error, match",
+    ("labels", "error", "match"),
     [
         (Y > 0, ValueError, r"y is boolean"),
         (Y.astype(str), TypeError, r"got text labels \('1', …\).*binarize"),
@@ -298,11 +312,12 @@ def test_one_example_and_one_class(plain):
     with pytest.raises(ValueError, match=r"no negative example"):
         counts(X, np.ones(40, int))
     one = jcsol.run(PA, X[:1], Y[:1], perms=2, objective=jcsol.Sum(rho="laplace"))
-    assert one.counts.sum() == 2 and np.isnan(one.measure("specificity")).all()
+    assert one.counts.sum() == 2
+    assert np.isnan(one.measure("specificity")).all()
 
 
 @pytest.mark.parametrize(
-    "perms, match",
+    ("perms", "match"),
     [
         ([[0, 1], [2]], r"perms: the rows of an array of orders must all have the same length"),
         (np.array([[0, 1, 40]]), r"outside \[0, 40\)"),
@@ -334,7 +349,8 @@ def test_result_at_takes_python_indices(sweep, index):
     flat = index[0] if isinstance(index, tuple) and len(index) == 1 and isinstance(index[0], int) else index
     if isinstance(flat, int) and not isinstance(flat, bool) and -3 <= flat < 3:
         point = sweep.at(index)
-        assert point.grid_shape == () and float(point.params["C"]) == [0.1, 1.0, 10.0][flat]
+        assert point.grid_shape == ()
+        assert float(point.params["C"]) == [0.1, 1.0, 10.0][flat]
         np.testing.assert_array_equal(point.counts, sweep.counts[flat])
     else:
         with pytest.raises(IndexError, match="index"):
@@ -378,7 +394,8 @@ def test_result_best_measures_and_curves(sweep):
 
 def test_tables_take_one_measure_by_name(sweep):
     one = jcsol.table(sweep, measures="sum")
-    assert "sum (%)" in one and "sensitivity" not in one
+    assert "sum (%)" in one
+    assert "sensitivity" not in one
     assert [r["sum"] for r in jcsol.report.records(sweep, "sum")] == [r["sum"] for r in jcsol.report.records(sweep)]
     with pytest.raises(TypeError, match="bold must be True or False"):
         jcsol.table(sweep, bold="no")
@@ -390,7 +407,8 @@ def test_write_json_refuses_before_touching_the_file(tmp_path):
     path = tmp_path / "out.json"
     with pytest.raises(TypeError, match="write_json: the document holds a value JSON cannot hold"):
         jcsol.report.write_json({"a": object()}, path)
-    assert not path.exists() and not list(tmp_path.iterdir())
+    assert not path.exists()
+    assert not list(tmp_path.iterdir())
     jcsol.report.write_json({"a": float("nan")}, path)
     assert json.loads(path.read_text()) == {"a": None}
 
@@ -436,7 +454,7 @@ def test_auc_equals_scikit_learn(scores, y):
 
 
 @pytest.mark.parametrize(
-    "call, error, match",
+    ("call", "error", "match"),
     [
         (lambda: metrics.measure("sum", [-1, 2, 3, 4]), ValueError, r"finite and >= 0, got -1"),
         (lambda: metrics.measure("sum", [1, 2, 3]), ValueError, r"last axis of 4"),
@@ -512,7 +530,7 @@ def test_libsvm_odd_text_reads_as_scikit_learn_does(tmp_path, text):
 
 
 @pytest.mark.parametrize(
-    "content, match",
+    ("content", "match"),
     [
         (b"+1 3:2 1:0.5\n-1 2:1\n", r"line 1: feature index 1 follows index 3"),
         (b"+1 1:2 1:0.5\n-1 2:1\n", r"line 1: feature index 1 follows index 1"),
@@ -570,7 +588,7 @@ def small_file(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "argv, match",
+    ("argv", "match"),
     [
         (["--perms", "100000000000"], r"perms=100000000000 runs of 4 rounds need .* give fewer permutations"),
         (["--perms", "0"], r"--perms: must be >= 1"),
@@ -586,8 +604,10 @@ def small_file(tmp_path):
 )
 def test_cli_run_refuses_odd_arguments(small_file, capsys, argv, match):
     rc, out, err = run_cli(["run", "--data", small_file, "--learner", "PA", *argv], capsys)
-    assert rc == 2 and not out
-    assert err.count("\n") == 1 and err.startswith("jcsol: error:")
+    assert rc == 2
+    assert not out
+    assert err.count("\n") == 1
+    assert err.startswith("jcsol: error:")
     assert re.search(match, err), err
 
 
@@ -595,25 +615,37 @@ def test_cli_run_one_class_names_the_options(tmp_path, capsys):
     path = tmp_path / "positives.txt"
     path.write_text("+1 1:0.5\n+1 2:1\n")
     rc, out, err = run_cli(["run", "--data", str(path), "--learner", "PA", "--perms", "2"], capsys)
-    assert rc == 2 and "no negative example" in err and "--rho laplace or --objective cost" in err
+    assert rc == 2
+    assert "no negative example" in err
+    assert "--rho laplace or --objective cost" in err
     rc, out, err = run_cli(["run", "--data", str(path), "--learner", "PA", "--perms", "2", "--rho", "laplace"], capsys)
-    assert rc == 0 and "PA" in out
+    assert rc == 0
+    assert "PA" in out
 
 
 def test_cli_run_reads_a_windows_file_in_its_order(small_file, capsys):
     rc, out, err = run_cli(["run", "--data", small_file, "--learner", "PA", "--order", "file"], capsys)
-    assert rc == 0 and "PA" in out
+    assert rc == 0
+    assert "PA" in out
 
 
 def test_cli_learners_refuses_arguments(capsys):
     rc, _, err = run_cli(["learners", "extra"], capsys)
-    assert rc == 2 and "unrecognized arguments: extra" in err
+    assert rc == 2
+    assert "unrecognized arguments: extra" in err
     rc, out, _ = run_cli(["learners"], capsys)
-    assert rc == 0 and all(info.name in out for info in jcsol.learners())
+    assert rc == 0
+    assert all(info.name in out for info in jcsol.learners())
 
 
 def test_check_stream_is_the_check_of_run():
     """The stream a run accepts is what :func:`check_stream` returns: pandas and object input become arrays."""
     rows, labels = check_stream(pd.DataFrame(X).astype(object), pd.Series(Y, dtype="Int64"))
-    assert rows.dtype == np.float64 and labels.dtype == np.int8
+    assert rows.dtype == np.float64
+    assert labels.dtype == np.int8
     np.testing.assert_array_equal(rows, X)
+
+
+def test_a_learner_is_named_by_a_string():
+    with pytest.raises(TypeError, match=r"a learner's name must be a string, got int: 3"):
+        jcsol.by_name(3)

@@ -50,10 +50,12 @@ def assert_same_state(a, b):
     assert jax.tree.structure(a) == jax.tree.structure(b)
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and x.shape == y.shape
+            assert x.dtype == y.dtype
+            assert x.shape == y.shape
             assert np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
         else:
-            assert type(x) is type(y) and x == y
+            assert type(x) is type(y)
+            assert x == y
 
 
 def refused(live, call, error, match=None):
@@ -258,7 +260,8 @@ def test_ids_of_every_kind_round_trip_through_the_store_and_a_restart(batches, t
     assert list(loaded.store.slots) == given_ids
     for key in given_ids:
         assert type(next(k for k in loaded.store.slots if k == key and type(k) is type(key))) is type(key)
-    assert loaded.pending(given_ids).all() and loaded.pending(given_ids[::-1]).all()
+    assert loaded.pending(given_ids).all()
+    assert loaded.pending(given_ids[::-1]).all()
     others = [k + 1 if isinstance(k, str) is False else k + "?" for k in given_ids]
     assert not loaded.pending([k for k in others if k not in set(given_ids)]).any()
     y = labels(len(given_ids))
@@ -306,7 +309,7 @@ def test_ids_from_databases_keep_their_values():
 
 
 @pytest.mark.parametrize(
-    "kwargs,error,match",
+    ("kwargs", "error", "match"),
     [
         ({"key": -1}, ValueError, r"key must be a seed in \[0, 2\*\*32\)"),
         ({"key": 2**32}, ValueError, "key must be a seed"),
@@ -366,7 +369,9 @@ def test_learner_objective_and_encoder_arguments_are_checked():
     with pytest.raises(TypeError, match="objective must be"):
         Live.load("nowhere.npz", LEARNER, "sum")
     big = Live(LEARNER, batch_sizes=np.array([3, 3, 5]), margin=np.float32(0.5), key=np.uint32(7))
-    assert big.batch_sizes == (5, 3) and big.selection.margin == 0.5 and big.key == 7
+    assert big.batch_sizes == (5, 3)
+    assert big.selection.margin == 0.5
+    assert big.key == 7
 
 
 # -- empty batches ----------------------------------------------------------------------------------------------
@@ -386,7 +391,9 @@ def test_empty_batches_change_nothing_and_return_empty_results():
     for _, X in empty_batches():  # not even started: no dimension is fixed by an empty batch
         assert fresh.predict(X, ids=[]).shape == (0,)
         assert fresh.learn(X, np.zeros(0), return_scores=True).shape == (0, 2)
-    assert fresh.learn(ids=[], y=[]) is None and fresh.pending([]).shape == (0,) and fresh.n_features is None
+    assert fresh.learn(ids=[], y=[]) is None
+    assert fresh.pending([]).shape == (0,)
+    assert fresh.n_features is None
     live = Live(LEARNER)
     live.learn(rows(5), labels(5))
     live.predict(rows(2), ids=[1, 2])
@@ -441,7 +448,8 @@ def test_an_interrupted_save_leaves_the_old_file_and_no_temporary(saved, tmp_pat
     with pytest.raises(error):
         live.save(path)
     monkeypatch.undo()
-    assert os.listdir(tmp_path) == ["live.npz"] and path.read_bytes() == original.read_bytes()
+    assert os.listdir(tmp_path) == ["live.npz"]
+    assert path.read_bytes() == original.read_bytes()
     live.save(path)  # a restart saves again over it
     assert os.listdir(tmp_path) == ["live.npz"]
     assert Live.load(path, LEARNER).pending([10, "ten"]).all()
@@ -534,7 +542,8 @@ def test_a_file_loaded_twice_gives_two_independent_learners(saved):
     live, path = saved
     first, second = Live.load(path, LEARNER), Live.load(path, LEARNER)
     first.learn(ids=[10, "ten"], y=[1, -1])
-    assert second.pending([10, "ten"]).all() and second.events == live.events == first.events - 2
+    assert second.pending([10, "ten"]).all()
+    assert second.events == live.events == first.events - 2
     second.learn(ids=[10, "ten"], y=[1, -1])
     assert_same_state(state(first), state(second))
 
@@ -567,3 +576,18 @@ def test_labels_for_events_never_predicted_name_the_ids_as_given():
     refused(live, lambda: live.learn(ids=[2], y=[np.nan]), ValueError, "NaN")
     live.learn(ids=[2, "tx-1"], y=[1, -1])
     refused(live, lambda: live.learn(ids=[2], y=[1]), KeyError, "already labelled")
+
+
+def test_a_store_that_would_outgrow_the_memory_is_refused_before_anything_changes(monkeypatch):
+    """The pending events' store grows as events wait for labels; a growth beyond the memory free is refused
+    before the call changes anything — the first call included, which would otherwise start the learner."""
+    from jcsol.core import checks
+
+    live = Live(LEARNER, store_size=10**6)
+    monkeypatch.setattr(checks, "available_memory", lambda: 2**20)  # 1 MiB free: 1024 rows of 1,000 do not fit
+    wide = rows(4, d=1000)
+    refused(live, lambda: live.predict(wide, ids=[1, 2, 3, 4]), MemoryError, r"grows the store to 1024 events")
+    assert live.n_features is None
+    monkeypatch.undo()
+    live.predict(wide, ids=[1, 2, 3, 4])  # with the memory back, the same call is taken
+    assert len(live.store) == 4

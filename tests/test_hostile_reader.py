@@ -97,8 +97,12 @@ def _compare(text: str) -> None:
     try:
         rows, labels = read_libsvm(raw, source="gen.svm")
     except ValueError as err:
-        assert re.match(r"gen\.svm(, line \d+)?: \S", str(err)), str(err)
-        line_number = re.match(r"gen\.svm, line (\d+)", str(err))
+        message = str(err)
+    else:
+        message = None
+    if message is not None:
+        assert re.match(r"gen\.svm(, line \d+)?: \S", message), message
+        line_number = re.match(r"gen\.svm, line (\d+)", message)
         if line_number:  # the line named is one of the file's non-blank lines
             assert text.split("\n")[int(line_number.group(1)) - 1].split("#")[0].strip()
         return
@@ -109,7 +113,8 @@ def _compare(text: str) -> None:
     ours = _entries(rows.indices.ravel(), rows.values.ravel(), row_of)
     coo = X.tocoo()
     assert ours == _entries(coo.col, coo.data, coo.row)
-    assert np.isfinite(rows.values).all() and np.isfinite(labels).all()
+    assert np.isfinite(rows.values).all()
+    assert np.isfinite(labels).all()
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,7 +124,7 @@ def test_reader_agrees_with_scikit_learn_or_refuses(text):
 
 
 @pytest.mark.parametrize(
-    "text, error",
+    ("text", "error"),
     [
         ("+1 2147483649:1\n", r"line 1: feature index 2147483649 is outside \[1, 2147483647\]"),
         ("+1 3:0.6 3:0.8\n", r"line 1: feature index 3 follows index 3"),

@@ -97,7 +97,9 @@ def test_beyond_row_scales_counts_non_zero_rows_and_names_the_first():
     values = np.array([[0.0, 0.0], [1.0, -0.5], [-1e20, 0.0], [0.0, 1e-30]])
     message = beyond_row_scales(jcsol.COG(), values, np.float32)
     assert message is not None
-    assert message.startswith("2 of 4 rows of X") and "the first at row 2 (1e+20)" in message and "COG-I" in message
+    assert message.startswith("2 of 4 rows of X")
+    assert "the first at row 2 (1e+20)" in message
+    assert "COG-I" in message
     assert beyond_row_scales(jcsol.COG(), values[:2], np.float32) is None  # a zero row is beyond no scale
     assert beyond_row_scales(jcsol.COG(), values, np.float64) is None  # float64 squares hold both
     assert beyond_row_scales(jcsol.COG(), np.zeros((0, 3)), np.float32) is None
@@ -118,7 +120,8 @@ def test_a_grid_of_kernel_widths_takes_the_range_of_all_its_widths(rows):
     X, _ = rows
     one = jcsol.by_name("NORMA").row_scales(X.shape[1], np.float32)
     grid = jcsol.by_name("NORMA", sigma=np.array([0.5, 1.0, 4.0])).row_scales(X.shape[1], np.float32)
-    assert grid[0] == pytest.approx(0.5 * one[0]) and grid[1] == pytest.approx(4 * one[1])
+    assert grid[0] == pytest.approx(0.5 * one[0])
+    assert grid[1] == pytest.approx(4 * one[1])
 
 
 def test_the_range_is_taken_for_the_rows_non_zero_entries(rows):
@@ -156,3 +159,25 @@ def test_every_learner_at_every_scale_predicts_as_float64_or_warns(rows, name):
             assert not any(SCALE_WARNING in m for m in said), k
         else:
             assert any(SCALE_WARNING in m for m in said), k
+
+
+def test_the_live_learner_warns_as_run_does(rows):
+    """``Live.learn`` warns of rows beyond its learners' scales with run's message, and not of unit rows."""
+    X, y = rows
+    live = jcsol.Live([jcsol.PA(), jcsol.COG()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        live.learn(X[:50], y[:50])
+    for batch, said in (
+        (X[50:100] * 1e25, "50 of 50 rows of X have"),
+        (np.where(np.arange(50)[:, None] == 3, X[100:150] * 1e-25, X[100:150]), "1 of 50 rows of X have"),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            live.learn(batch, y[:50])
+        messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert len(messages) == 2, messages
+        for name, message in zip(("PA", "COG-I"), messages, strict=True):
+            assert message.startswith(said), message
+            assert f"{name}'s float32" in message, message
+    assert "row 3 " in messages[0]

@@ -13,7 +13,8 @@ from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jcsol.features import EXACT_INTEGERS, TableEncoder, hash_features, load_table, read_table
+from jcsol.features import TableEncoder, hash_features, load_table, read_table
+from jcsol.stream import EXACT_INTEGERS
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -159,7 +160,8 @@ def test_the_order_of_values_does_not_change_their_hash(table):
     forward, backward = outcome(encoder_for(roles), records), outcome(encoder_for(roles), records[::-1])
     assert forward[0] == backward[0]
     if forward[0] == "rows":
-        assert forward[1] == backward[1][::-1] and forward[2] == backward[2][::-1]
+        assert forward[1] == backward[1][::-1]
+        assert forward[2] == backward[2][::-1]
 
 
 # -- refused calls change nothing ----------------------------------------------------------------------------------
@@ -231,7 +233,8 @@ def test_a_refused_call_after_an_accepted_one_changes_nothing_then_the_stream_go
         with pytest.raises((ValueError, TypeError)):
             encoder.fit_transform(BASE[10:20] + bad)
     a, b = encoder.fit_transform(BASE[10:]), reference.fit_transform(BASE[10:])
-    assert np.array_equal(a.values, b.values) and np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.values, b.values)
+    assert np.array_equal(a.indices, b.indices)
     assert state_equal(encoder.state_dict(), reference.state_dict())
 
 
@@ -260,7 +263,8 @@ def test_pandas_upcasts_keep_the_hash_of_the_records():
     """An int column with a missing value becomes float64, a bool column with one object: same rows."""
     records = [{"n": 3, "b": True}, {"n": None, "b": None}, {"n": 7, "b": False}, {"n": 3, "b": True}]
     frame = pd.DataFrame(records)
-    assert frame["n"].dtype == np.float64 and frame["b"].dtype == object
+    assert frame["n"].dtype == np.float64
+    assert frame["b"].dtype == object
     for roles in ({"n": "categorical", "b": "categorical"}, {"n": "numeric", "b": "categorical"}, {}):
         expected = outcome(encoder_for(roles), records)
         assert expected[0] == "rows"
@@ -373,7 +377,8 @@ def test_an_empty_batch_gives_no_rows_and_changes_nothing(empty, declared):
         before = encoder.state_dict()
         for method in ("fit_transform", "transform"):
             rows = getattr(encoder, method)(empty)
-            assert rows.shape == (0, encoder.n_features) and rows.indices.shape[0] == 0
+            assert rows.shape == (0, encoder.n_features)
+            assert rows.indices.shape[0] == 0
             assert rows.values.dtype == np.float32
         assert encoder.labels(empty).shape == (0,)
         assert state_equal(encoder.state_dict(), before)
@@ -385,7 +390,7 @@ def test_an_empty_batch_gives_no_rows_and_changes_nothing(empty, declared):
 
 
 @pytest.mark.parametrize(
-    "array, kind, message",
+    ("array", "kind", "message"),
     [
         (pa.array([[1], [2]]), "categorical", r"column 'x' has the Arrow type list<item: int64>"),
         (pa.array([{"a": 1}, {"a": 2}]), "categorical", r"column 'x' has the Arrow type struct"),
@@ -473,7 +478,8 @@ def test_every_column_type_gives_rows_or_a_clear_refusal_that_changes_nothing(co
         before = encoder.state_dict()
         result = outcome(encoder, table, method)
         if result[0] == "refused":
-            assert "'x'" in result[2] and state_equal(encoder.state_dict(), before), result
+            assert "'x'" in result[2], result
+            assert state_equal(encoder.state_dict(), before), result
 
 
 @pytest.mark.parametrize("kind", ["categorical", "datetime", "inferred"])
@@ -646,7 +652,8 @@ def test_a_csv_integer_column_with_a_missing_value_keeps_its_integers(tmp_path):
     )
     X, y, _ = load_table(path, "fraud", categorical=["account"], bits=BITS)
     expected = TableEncoder(categorical=["account"], bits=BITS, label="fraud").fit_transform(records)
-    assert np.array_equal(X.indices, expected.indices) and np.array_equal(X.values, expected.values)
+    assert np.array_equal(X.indices, expected.indices)
+    assert np.array_equal(X.values, expected.values)
     assert y.tolist() == [-1, 1, -1]
 
 
@@ -660,7 +667,7 @@ def saved() -> dict:
 
 
 @pytest.mark.parametrize(
-    "change, message",
+    ("change", "message"),
     [
         (dict(kind=np.array("jcsol.Live")), "its kind is 'jcsol.Live'"),
         (dict(kind=np.array(3)), "'kind' must be text"),
@@ -702,7 +709,7 @@ def test_a_saved_state_is_checked_field_by_field(change, message):
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    ("kwargs", "message"),
     [
         (dict(numeric=None), "numeric must be a list of column names, got None"),
         (dict(categorical=3), "categorical must be a list of column names, got 3"),
@@ -743,5 +750,7 @@ def test_the_command_line_refuses_a_hostile_csv_in_one_line(tmp_path, capsys):
         (nanoseconds, ["--numeric", "ts,amount"], "numeric column 'ts' holds the integer 1709251200123456789 at row 0"),
     ):
         rc, out, err = run_cli(["run", "--data", str(path), "--label", "fraud", *extra], capsys)
-        assert rc == 2 and out == ""
-        assert len(err.strip().splitlines()) == 1 and re.search(message, err), err
+        assert rc == 2
+        assert out == ""
+        assert len(err.strip().splitlines()) == 1, err
+        assert re.search(message, err), err

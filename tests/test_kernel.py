@@ -18,6 +18,7 @@ import scipy.sparse
 
 import jcsol
 from jcsol import engine, paths
+from jcsol.core import programs
 
 RTOL = 1e-5
 EPS = 1e-5
@@ -133,8 +134,8 @@ def test_one_compiled_kernel_serves_every_chunk(stream, monkeypatch):
     """The last, shorter chunk runs the chunks' kernel, its length an argument: one compilation of the chunk."""
     X, y, _ = stream
     built = []
-    program = engine.advance_program
-    monkeypatch.setattr(engine, "advance_program", lambda *a, **k: built.append(k["path"]) or program(*a, **k))
+    program = programs.advance_program
+    monkeypatch.setattr(programs, "advance_program", lambda *a, **k: built.append(k["path"]) or program(*a, **k))
     jcsol.run(jcsol.PA(), X, y, perms=2, chunk_size=40, path="kernel", key=11)  # chunks of 40, 40, 40, 30
     assert len(built) == 1
     built.clear()

@@ -63,7 +63,8 @@ def close(a, b, scale=None):
 
 def compare_buffers(learner, state, out, n_pos):
     size = np.asarray(state.size)
-    assert size[0] == len(out["pos_alpha"]) and size[1] == len(out["neg_alpha"])
+    assert size[0] == len(out["pos_alpha"])
+    assert size[1] == len(out["neg_alpha"])
     np.testing.assert_array_equal(np.asarray(state.seen), [out["pos_seen"], out["neg_seen"]])
     alpha, sv, fsv = np.asarray(state.alpha), np.asarray(state.sv), np.asarray(state.fsv)
     scale = max(np.abs(out["pos_alpha"]).max(initial=0), np.abs(out["neg_alpha"]).max(initial=0))
@@ -78,7 +79,7 @@ def compare_buffers(learner, state, out, n_pos):
 CASES = [("RS++", "hinge"), ("FIFO++", "hinge"), ("RS", "hinge"), ("RS++", "smooth"), ("FIFO", "smooth")]
 
 
-@pytest.mark.parametrize("policy,loss", CASES)
+@pytest.mark.parametrize(("policy", "loss"), CASES)
 def test_koil_matches_reference(stream, policy, loss):
     """Every round's score, the final buffers, weights and the cached f(x_i), with replacements happening."""
     X, y = stream
@@ -101,7 +102,8 @@ def test_koil_matches_reference(stream, policy, loss):
         loss=loss,
         u=u,
     )
-    assert out["pos_seen"] > 12 and out["neg_seen"] > 15  # both buffers were full and replaced
+    assert out["pos_seen"] > 12
+    assert out["neg_seen"] > 15  # both buffers were full and replaced
     close(scores, out["scores"])
     close(losses, out["losses"])
     compare_buffers(learner, state, out, 12)
@@ -270,7 +272,7 @@ def test_mkl_update_is_the_step_given_its_draws(stream):
 
 
 @pytest.mark.parametrize(
-    "option, name",
+    ("option", "name"),
     [({"decay": True}, "KOIL-MKL-RS++-decayed"), ({"penalized_weights": False}, "KOIL-MKL-RS++-plain-weights")],
 )
 def test_mkl_variants_match_reference(stream, mkl_run, option, name):
@@ -286,7 +288,8 @@ def test_mkl_variants_match_reference(stream, mkl_run, option, name):
     out = ref.koil_mkl(X, y, order, eta=0.05, C=2.0, kernels=kernels, budget_pos=8, budget_neg=10, k=2, u=u, **option)
     close(scores, out["scores"], 1.0)
     close(state.w, out["w"], 1.0)
-    assert not np.allclose(scores, printed_scores) and not np.allclose(state.w, printed_state.w)
+    assert not np.allclose(scores, printed_scores)
+    assert not np.allclose(state.w, printed_state.w)
     assert learner.name == name
 
 

@@ -162,7 +162,8 @@ def test_the_board_and_the_counts_are_read_without_the_states(monkeypatch):
             line for line in _unpack.lower(buffers, layout=layout, keep=keep).as_text().splitlines() if "@main" in line
         )
         held = {at for (at, _, _), k in zip(layout.slots, keep) if k}
-        assert main.count("%arg") == len(held) and not held & set(vectors), main
+        assert main.count("%arg") == len(held), main
+        assert not held & set(vectors), main
         calls.append(keep)
         return _unpack(buffers, layout=layout, keep=keep)
 
@@ -170,8 +171,10 @@ def test_the_board_and_the_counts_are_read_without_the_states(monkeypatch):
     for got, expected in zip(live.board, whole[1], strict=True):
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(live.counts, np.asarray(whole[0][0].counts[0]))
-    assert live.served in range(4) and live.leaderboard().served_sum >= 0
-    assert calls[0] == _kept(layout, "board") and set(calls) == {_kept(layout, "board"), _kept(layout, "counts")}
+    assert live.served in range(4)
+    assert live.leaderboard().served_sum >= 0
+    assert calls[0] == _kept(layout, "board")
+    assert set(calls) == {_kept(layout, "board"), _kept(layout, "counts")}
 
 
 COMPILED: list[str] = []  # the backend compilations since a test last cleared it
@@ -289,7 +292,7 @@ def board_reference(scores, y, *, rule, margin, rate, gamma, alpha_p=0.5):
     return counts, recent, served_counts, np.array(choices), log_w
 
 
-@pytest.mark.parametrize("rule,gamma", [("ftl", 1.0), ("ftl", 0.97), ("hedge", 1.0), ("hedge", 0.99)])
+@pytest.mark.parametrize(("rule", "gamma"), [("ftl", 1.0), ("ftl", 0.97), ("hedge", 1.0), ("hedge", 0.99)])
 def test_board_follows_its_rules(stream, rule, gamma):
     X, y = stream
     live = Live(jcsol.COG(eta=jcsol.decades()), select=rule, margin=0.02, rate=0.3, forgetting=gamma, auc_window=64)
@@ -318,7 +321,8 @@ def test_board_follows_its_rules(stream, rule, gamma):
         np.testing.assert_allclose(np.asarray(batched.board.recent), recent, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(batched.leaderboard().auc, board.auc, rtol=1e-6)
         assert int(batched.board.served) == int(live.board.served)
-        assert batched.events == len(y) and int(batched.board.slot) == len(y) % 64
+        assert batched.events == len(y)
+        assert int(batched.board.slot) == len(y) % 64
         if rule == "hedge":
             np.testing.assert_allclose(np.asarray(batched.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
     if rule == "ftl":
@@ -359,8 +363,10 @@ def test_leaderboard_table_and_frame(stream):
     board = live.leaderboard()
     frame = board.to_pandas()
     assert list(frame["eta"]) == list(np.asarray(jcsol.decades()))
-    assert frame["served"].sum() == 1 and frame.loc[frame["served"], "sum"].item() == board.sum[board.served]
-    assert board.events == len(y) and "* " in board.table()
+    assert frame["served"].sum() == 1
+    assert frame.loc[frame["served"], "sum"].item() == board.sum[board.served]
+    assert board.events == len(y)
+    assert "* " in board.table()
 
 
 # -- late labels -----------------------------------------------------------------------------------------------
@@ -408,7 +414,8 @@ def test_store_policy(stream):
     with pytest.raises(OverflowError, match="larger than the store"):
         live.predict(X[:9], ids=[f"b{i}" for i in range(9)])
     live.predict(X[6:10], ids=[f"e{i}" for i in range(6, 10)])  # 10 > 8: the two oldest are evicted
-    assert live.leaderboard().evicted == 2 and live.leaderboard().pending == 8
+    assert live.leaderboard().evicted == 2
+    assert live.leaderboard().pending == 8
     np.testing.assert_array_equal(live.pending(["e0", "e1", "e2", "e9"]), [False, False, True, True])
     before = jax.tree.map(np.asarray, live.carry)
     with pytest.raises(KeyError, match="not pending"):
@@ -439,7 +446,8 @@ def test_pending_rows_keep_one_kind_until_learnt(stream):
         ValueError, match=r"the 4 event\(s\) awaiting labels hold dense rows, and this batch has sparse"
     ):
         live.predict(sparse, ids=[20, 21, 22, 23])
-    assert not live.pending([20]).any() and live.pending([0, 1, 2, 3]).all()
+    assert not live.pending([20]).any()
+    assert live.pending([0, 1, 2, 3]).all()
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves((live.carry, live.board))))
     live.learn(ids=[0, 1, 2, 3], y=y[:4])
     live.predict(sparse, ids=[20, 21, 22, 23])  # none pending: the store takes sparse rows now
@@ -519,7 +527,8 @@ def test_saved_learner_continues_bit_identically(stream, tmp_path):
     resumed = live
     for a, b in zip(jax.tree.leaves((whole.carry, whole.board)), jax.tree.leaves((resumed.carry, resumed.board))):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert resumed.selection == whole.selection and resumed.batch_sizes == (8,)
+    assert resumed.selection == whole.selection
+    assert resumed.batch_sizes == (8,)
     assert resumed.events == whole.events == len(y)
 
 
@@ -556,9 +565,12 @@ def test_counts_are_halved_before_an_int32_wraps(stream):
     np.testing.assert_array_equal(live.counts, halved(engine * scale + in_engine))
     served = np.asarray(live.board.served_counts)
     classes = live.board.counts[:, :2].sum(-1), live.board.counts[:, 2:].sum(-1)  # every configuration's the same
-    assert served.min() >= 0 and [served[:2].sum(), served[2:].sum()] == [classes[0][0], classes[1][0]]
-    assert np.ptp(classes[0]) == np.ptp(classes[1]) == 0 and classes[0][0] + classes[1][0] == 2**29 + 8
-    assert live.events == 80 and int(live.board.slot) == 80
+    assert served.min() >= 0
+    assert [served[:2].sum(), served[2:].sum()] == [classes[0][0], classes[1][0]]
+    assert np.ptp(classes[0]) == np.ptp(classes[1]) == 0
+    assert classes[0][0] + classes[1][0] == 2**29 + 8
+    assert live.events == 80
+    assert int(live.board.slot) == 80
     board_then, engine_then = np.asarray(live.board.counts), live.counts
     on_board, in_engine = hits(80, 120)
     live.learn(X[80:120], y[80:120])  # 2**29 + 48 events: counted as they come
@@ -566,7 +578,9 @@ def test_counts_are_halved_before_an_int32_wraps(stream):
     np.testing.assert_array_equal(live.counts, engine_then + in_engine)
     np.testing.assert_array_equal(live.states.mu, twin.states.mu)
     lb = live.leaderboard()
-    assert lb.events == 120 and lb.counts.min() >= 0 and np.all((lb.sum > 0.3) & (lb.sum <= 1))
+    assert lb.events == 120
+    assert lb.counts.min() >= 0
+    assert np.all((lb.sum > 0.3) & (lb.sum <= 1))
 
 
 def test_load_refuses_other_learners_versions_and_corruption(stream, tmp_path):
@@ -648,7 +662,8 @@ def test_bad_input_is_refused_before_any_work(stream):
         assert np.isinf(huge[:1].sum())
     for rows in (huge[:1], huge):
         assert np.isfinite(live.predict(rows)).all()
-    assert live.leaderboard().pending == 0 and live.leaderboard().events == 10
+    assert live.leaderboard().pending == 0
+    assert live.leaderboard().events == 10
 
 
 def test_labels_of_any_numeric_dtype_learn_the_same_bits(stream):
@@ -685,7 +700,8 @@ def test_a_column_named_twice_is_scored_as_its_dense_row_and_never_learnt(k):
     for refused in (lambda: live.learn(rows, y[:2]), lambda: live.predict(rows, ids=[1, 2])):
         with pytest.raises(ValueError, match="row 1 holds column .* twice"):
             refused()
-    assert live.leaderboard().pending == 0 and live.leaderboard().events == 64
+    assert live.leaderboard().pending == 0
+    assert live.leaderboard().events == 64
     for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(live.states)):
         np.testing.assert_array_equal(a, b)
 
@@ -744,7 +760,8 @@ def test_a_list_of_learners_is_each_learners_run(stream, tmp_path):
         start += size
     board = live.leaderboard()
     assert list(board.params["learner"]) == ["COG-I"] * 3 + ["ACOG-I-diag"] * 2 + ["PA-I"]
-    assert np.isnan(board.params["eta"][5]) and board.params["C"][5] == 1.0
+    assert np.isnan(board.params["eta"][5])
+    assert board.params["C"][5] == 1.0
     assert "ACOG-I-diag" in board.table()
     live.save(tmp_path / "live.npz")
     with pytest.raises(LiveFileError, match="another learner"):

@@ -86,7 +86,8 @@ WORKER = textwrap.dedent("""
 def test_two_processes_equal_one_process_of_two_devices(tmp_path, blocks):
     job = {"blocks": blocks, "path": str(tmp_path / "live.npz")}
     ref = _bit_identical(job, tmp_path, worker=WORKER)
-    assert ref["scores"].shape == (16, 8) and int(ref["events"]) == 224
+    assert ref["scores"].shape == (16, 8)
+    assert int(ref["events"]) == 224
     # the same bits as one process of one device, where one block takes the single-device path
     (tmp_path / "single").mkdir()
     _succeeded(_launch(1, 1, job | {"path": str(tmp_path / "single.npz")}, tmp_path / "single", worker=WORKER))
@@ -114,7 +115,9 @@ def test_a_save_interrupted_on_one_process_resumes_from_the_generation_all_hold(
     started = time.monotonic()
     (rc0, err0), (rc1, _) = _launch(2, 1, job | {"die_before_save": [1, 2]}, tmp_path, worker=WORKER)
     assert rc1 == -9
-    assert rc0 != 0 and "DistributedError" in err0 and "saving the live learner" in err0, err0[-3000:]
+    assert rc0 != 0, err0[-3000:]
+    assert "DistributedError" in err0, err0[-3000:]
+    assert "saving the live learner" in err0, err0[-3000:]
     assert time.monotonic() - started < 90
     assert {p.name for p in tmp_path.glob("live.npz*")} == {
         "live.npz.0-of-2",
@@ -125,7 +128,9 @@ def test_a_save_interrupted_on_one_process_resumes_from_the_generation_all_hold(
     # another number of processes is refused by every process, before any work
     for n in (1, 4):
         for rc, err in _launch(n, 1, job | {"resume": True}, tmp_path, worker=WORKER):
-            assert rc != 0 and "LiveFileError" in err and "saved by 2 processes, and this run has" in err, err[-3000:]
+            assert rc != 0, err[-3000:]
+            assert "LiveFileError" in err, err[-3000:]
+            assert "saved by 2 processes, and this run has" in err, err[-3000:]
 
     # both restarted: they load the first save, the one both hold, and end as the uninterrupted learner
     _succeeded(_launch(2, 1, job | {"resume": True}, tmp_path, worker=WORKER))
@@ -141,7 +146,9 @@ def test_a_save_interrupted_on_one_process_resumes_from_the_generation_all_hold(
 @pytest.mark.slow
 def test_processes_that_make_different_calls_all_refuse(tmp_path):
     for rc, err in _launch(2, 1, {"blocks": 4, "path": str(tmp_path / "x"), "key_step": 1}, tmp_path, worker=WORKER):
-        assert rc != 0 and "ValueError" in err and "called Live.start with different" in err, err[-3000:]
+        assert rc != 0, err[-3000:]
+        assert "ValueError" in err, err[-3000:]
+        assert "called Live.start with different" in err, err[-3000:]
 
 
 def test_jax_versions_that_cannot_lay_a_live_learner_over_processes_are_named():
@@ -156,4 +163,5 @@ def test_jax_versions_that_cannot_lay_a_live_learner_over_processes_are_named():
 @pytest.mark.skipif(NEW_JAX, reason="the refusal of an older jax")
 def test_older_jax_refuses_a_live_learner_over_processes_before_any_work(tmp_path):
     for rc, err in _launch(2, 1, {"blocks": 4, "path": str(tmp_path / "x")}, tmp_path, worker=WORKER):
-        assert rc != 0 and "RuntimeError: a live learner over several processes needs jax 0.9.1" in err, err[-3000:]
+        assert rc != 0, err[-3000:]
+        assert "RuntimeError: a live learner over several processes needs jax 0.9.1" in err, err[-3000:]

@@ -169,7 +169,9 @@ def test_cells_run_as_they_are_and_share_the_install_and_device_cells():
     first = {path.name: code_cells(path)[:2] for path in NOTEBOOKS}
     assert set(first) == set(PROBES)
     install, device = first["quickstart.ipynb"]
-    assert "import jcsol" not in install and "find_spec" in install and "git+https://github.com/jcsol/jcsol" in install
+    assert "import jcsol" not in install
+    assert "find_spec" in install
+    assert "git+https://github.com/jcsol/jcsol" in install
     assert "jax.devices()" in device
     for path in NOTEBOOKS:
         assert first[path.name] == [install, device], f"{path.name}: its first two code cells differ from quickstart's"
@@ -190,7 +192,8 @@ def test_install_cell_keeps_jax_when_jcsol_needs_another(tmp_path, packages):
     env = Env(tmp_path / "env", packages)
     install = code_cells(NOTEBOOKS[0])[0]
     probe, output = env.run([install], "probe = {}", pip_source=f"--no-index --find-links {index} jcsol", check=False)
-    assert probe is None and "jcsol was not installed; this runtime's jax stays as it was" in output, output[-3000:]
+    assert probe is None, output[-3000:]
+    assert "jcsol was not installed; this runtime's jax stays as it was" in output, output[-3000:]
     assert "upgrade jax with its plugins together" in output
     assert env.installed_here() == []
     assert run_in(env, "import importlib.metadata as m; print(m.version('jax'), m.version('jaxlib'))") == " ".join(
@@ -221,11 +224,13 @@ def test_notebook_runs_from_its_install_cell(path, tmp_path, wheels, packages):
 
     # the install cell installed jcsol from the wheel into the fresh environment, and nothing else
     built = next(wheels.glob("jcsol-*.whl")).name.split("-")[1]
-    assert "installing: --no-index --find-links" in output and f"installed jcsol {built}" in output, output[-3000:]
+    assert "installing: --no-index --find-links" in output, output[-3000:]
+    assert f"installed jcsol {built}" in output, output[-3000:]
     assert Path(got["jcsol_file"]).is_relative_to(env.purelib)
     assert env.installed_here() == ["jcsol"]
     assert got["versions"] == versions()
-    assert "devices: [" in output and f"the runs below use the {got['backend'].upper()}" in output
+    assert "devices: [" in output
+    assert f"the runs below use the {got['backend'].upper()}" in output
     assert got["FULL"] is False, f"{path.name} must run its small settings by default (FULL = False)"
 
     if path.name == "quickstart.ipynb":
@@ -235,17 +240,23 @@ def test_notebook_runs_from_its_install_cell(path, tmp_path, wheels, packages):
         assert f"{got['seconds']:.1f} s on {got['backend']}" in output
         # run again where jcsol is installed, the install cell does nothing (pip, pointed at nothing, would fail)
         _, again = env.run(code_cells(path)[:1], "probe = {}", pip_source="--no-index --find-links /nonexistent jcsol")
-        assert "jcsol is installed; nothing to install" in again and "installing:" not in again
+        assert "jcsol is installed; nothing to install" in again
+        assert "installing:" not in again
     if path.name == "reproduce_acog.ipynb":
         german = got["german"]
         assert set(german) == {"COG-I", "ACOG-I"}
-        assert german["ACOG-I"][0] == 63.150 and german["COG-I"][0] == 54.424  # the ACOG paper's Table II
+        assert german["ACOG-I"][0] == 63.150
+        assert german["COG-I"][0] == 54.424  # the ACOG paper's Table II
         assert german["ACOG-I"][1] > german["COG-I"][1]  # as published
-        assert "a9a" in got["datasets"] and Path(got["data_dir"]).is_relative_to(tmp_path / "cache")
+        assert "a9a" in got["datasets"]
+        assert Path(got["data_dir"]).is_relative_to(tmp_path / "cache")
         assert any("covtype" in n for n in got["notes"])
-        assert got["xlabel"] == "examples seen" and got["lines"] == 2
+        assert got["xlabel"] == "examples seen"
+        assert got["lines"] == 2
     if path.name == "live_fraud.ipynb":
-        assert got["events"] == got["N"] == got["labelled"] and got["pending"] == 0 and got["evicted"] == 0
+        assert got["events"] == got["N"] == got["labelled"]
+        assert got["pending"] == 0
+        assert got["evicted"] == 0
         assert got["served_sum"] > 0.7  # the served stream finds most frauds, across the drift,
         assert got["served_sum"] > got["best_sum"] - 0.03  # within 3 points of the best η in hindsight
         assert got["served"] > 1

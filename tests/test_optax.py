@@ -81,7 +81,8 @@ def test_updates_only_on_positive_loss(small):
         state = new
     adam_state = state.opt_state[0]
     assert int(adam_state.count) == n_updates
-    assert 0 < n_updates < len(y) and unchanged_checked > 0
+    assert 0 < n_updates < len(y)
+    assert unchanged_checked > 0
 
 
 def decayed_sgd(learning_rate):

@@ -26,10 +26,12 @@ def project():
 
 def test_license_is_mit_as_the_metadata_says(project):
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
-    assert text.startswith("MIT License") and "Copyright (c) the jcsol authors" in text
+    assert text.startswith("MIT License")
+    assert "Copyright (c) the jcsol authors" in text
     assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text
     meta = project["project"]
-    assert meta["license"] == "MIT" and meta["license-files"] == ["LICENSE"]
+    assert meta["license"] == "MIT"
+    assert meta["license-files"] == ["LICENSE"]
     # PEP 639: the SPDX expression replaces the license classifier (setuptools refuses both together)
     assert not [c for c in meta["classifiers"] if c.startswith("License ::")]
     assert meta["authors"] == [{"name": "the jcsol authors"}]
@@ -40,19 +42,23 @@ def test_classifiers_keywords_and_urls(project):
     classifiers = meta["classifiers"]
     lowest = tuple(int(p) for p in re.fullmatch(r">=(\d+)\.(\d+)", meta["requires-python"]).groups())
     versions = [tuple(map(int, c.rsplit(":: ", 1)[1].split("."))) for c in classifiers if re.search(r":: 3\.\d+$", c)]
-    assert versions and min(versions) == lowest, (versions, lowest)
+    assert versions, (versions, lowest)
+    assert min(versions) == lowest, (versions, lowest)
     assert any(c.startswith("Operating System ::") for c in classifiers)
     assert any(c.startswith("Topic :: Scientific/Engineering") for c in classifiers)
-    assert "Typing :: Typed" in classifiers and (ROOT / "jcsol" / "py.typed").exists()
+    assert "Typing :: Typed" in classifiers
+    assert (ROOT / "jcsol" / "py.typed").exists()
     assert len(meta["keywords"]) >= 5
     urls = meta["urls"]
     assert set(urls) == {"Homepage", "Documentation", "Source", "Issues", "Changelog"}
     assert all(url.startswith(REPOSITORY) for url in urls.values()), urls
-    assert urls["Changelog"].endswith("/CHANGELOG.md") and (ROOT / "CHANGELOG.md").exists()
+    assert urls["Changelog"].endswith("/CHANGELOG.md")
+    assert (ROOT / "CHANGELOG.md").exists()
 
 
 def test_one_version_everywhere(project):
-    assert project["project"]["dynamic"] == ["version"] and "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    assert "version" not in project["project"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "jcsol.__version__"}
     assert metadata.version("jcsol") == jcsol.__version__
     cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
@@ -129,7 +135,8 @@ def test_relative_links_are_found():
 def test_changelog_keeps_a_changelog():
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     versions = re.findall(r"^## \[([^\]]+)\]", text, re.MULTILINE)
-    assert versions[0] == "Unreleased" and jcsol.__version__ in versions
+    assert versions[0] == "Unreleased"
+    assert jcsol.__version__ in versions
     for version in versions:  # each heading's link reference
         assert re.search(rf"^\[{re.escape(version)}\]: {re.escape(REPOSITORY)}/", text, re.MULTILINE), version
     kinds = set(re.findall(r"^### (.+)$", text, re.MULTILINE))
@@ -141,14 +148,18 @@ def test_changelog_keeps_a_changelog():
 def test_citation_cites_the_software_and_the_papers():
     yaml = pytest.importorskip("yaml")
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
-    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
-    assert {"message", "title", "authors"} <= set(cff) and cff["authors"] == [{"name": "the jcsol authors"}]
-    assert cff["license"] == "MIT" and cff["repository-code"] == REPOSITORY
+    assert cff["cff-version"] == "1.2.0"
+    assert cff["type"] == "software"
+    assert {"message", "title", "authors"} <= set(cff)
+    assert cff["authors"] == [{"name": "the jcsol authors"}]
+    assert cff["license"] == "MIT"
+    assert cff["repository-code"] == REPOSITORY
     bibliography = " ".join((ROOT / "docs" / "bibliography.md").read_text(encoding="utf-8").split())
     titles = {r["title"] for r in cff["references"]}
     assert {"Cost-Sensitive Online Classification", "Adaptive Cost-Sensitive Online Classification"} <= titles
     for reference in cff["references"]:
-        assert reference["type"] and reference["authors"]
+        assert reference["type"]
+        assert reference["authors"]
         assert f"*{reference['title']}" in bibliography, reference["title"]  # as docs/bibliography.md has it
         for author in reference["authors"]:
             assert author["family-names"] in bibliography

@@ -42,7 +42,8 @@ def float64_cells(tmp_path_factory):
 @pytest.mark.slow  # the whole 581,012-round stream, in float32 here and float64 in a child process
 def test_float32_full_acog_stays_spd_and_agrees_with_float64(float64_cells):
     X, y = covtype_like()
-    assert X.shape == (581_012, 54) and (y == 1).sum() == (y == -1).sum()
+    assert X.shape == (581_012, 54)
+    assert (y == 1).sum() == (y == -1).sum()
     eigen_minimum, asymmetry = [], []
 
     def inspect(chunk):

@@ -26,6 +26,17 @@ def test_default_grid_follows_the_papers():
     assert protocols.default_grid(jcsol.CW()) == {}  # η is CW's confidence, not a step size
 
 
+@pytest.mark.parametrize("name", sorted(jcsol.VARIANTS))
+def test_default_grid_is_a_grid_the_learner_takes(name):
+    """The step size a class declares is one of its hyperparameters, over values its constructor accepts."""
+    learner = jcsol.by_name(name)
+    axes = protocols.default_grid(learner)
+    assert set(axes) <= set(learner.hyperparameters())
+    if axes:
+        assert jcsol.grid(learner, **axes).hyperparameters()[learner.step_size].shape == (11,)
+    assert (type(learner).__name__ in protocols.FIXED) == (not axes)
+
+
 def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutations(part):
     X, y = part
     sel = protocols.select_and_rerun(jcsol.ACOG(), X, y, grid={"eta": ETA3}, perms=3, key=5)
@@ -33,7 +44,8 @@ def test_select_and_rerun_chooses_the_best_mean_and_reruns_it_on_fresh_permutati
     assert sel.sweep.grid_shape == (3,)
     assert sel.index == (int(np.argmax(means)),)
     assert sel.chosen == {"eta": ETA3[sel.index[0]]}
-    assert float(sel.result.learner.eta) == sel.chosen["eta"] and sel.result.grid_shape == ()
+    assert float(sel.result.learner.eta) == sel.chosen["eta"]
+    assert sel.result.grid_shape == ()
     assert not np.array_equal(sel.result.orders, sel.sweep.orders)  # fresh permutations
     again = jcsol.run(jcsol.ACOG(eta=sel.chosen["eta"]), X, y, perms=3, key=6)  # key + 1
     np.testing.assert_array_equal(sel.result.counts, again.counts)
@@ -54,17 +66,20 @@ def test_cross_validation_folds_training_orders_and_held_out_counts(part):
     X, y = part
     cv = protocols.cross_validate(jcsol.ACOG(), X, y, folds=4, repeats=2, grid={"eta": ETA3}, key=3)
     n = len(y)
-    assert cv.train.grid_shape == (3,) and cv.train.n_perms == 8  # every fold and repeat in one run
+    assert cv.train.grid_shape == (3,)
+    assert cv.train.n_perms == 8  # every fold and repeat in one run
     for r in range(2):
         sizes = np.bincount(cv.fold_of[r], minlength=4)
         pos = np.bincount(cv.fold_of[r][y > 0], minlength=4)
-        assert sizes.max() - sizes.min() <= 1 and pos.max() - pos.min() <= 1  # stratified, balanced
+        assert sizes.max() - sizes.min() <= 1
+        assert pos.max() - pos.min() <= 1  # stratified, balanced
     length = cv.train.orders.shape[1]
     for p in range(8):
         r, k = divmod(p, 4)
         order = cv.train.orders[p]
         train_rows = np.flatnonzero(cv.fold_of[r] != k)
-        assert len(set(order)) == length and set(order) <= set(train_rows)  # training rows only, each once
+        assert len(set(order)) == length
+        assert set(order) <= set(train_rows)  # training rows only, each once
         assert len(train_rows) - length == cv.dropped[p] <= 1
         # held-out counts = the final mean vector of that run applied to the held-out rows
         mu = np.asarray(cv.train.states.mu)[cv.chosen_index[p] + (p,)]
@@ -86,7 +101,9 @@ def test_cross_validation_folds_training_orders_and_held_out_counts(part):
 def test_cross_validation_without_grid_and_errors(part):
     X, y = part
     cv = protocols.cross_validate(jcsol.ACOG(eta=10.0), X, y, folds=3, grid={})
-    assert cv.train.grid_shape == () and cv.setting == "-" and cv.held_out().shape == (3,)
+    assert cv.train.grid_shape == ()
+    assert cv.setting == "-"
+    assert cv.held_out().shape == (3,)
     with pytest.raises(ValueError, match="folds"):
         protocols.cross_validate(jcsol.ACOG(), X, y, folds=1)
 
@@ -95,13 +112,14 @@ def _labels(n, share, seed):
     return np.where(np.random.default_rng(seed).random(n) < share, 1, -1).astype(np.int8)
 
 
-@pytest.mark.parametrize("n, share, folds", [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (40, 0.5, 7)])
+@pytest.mark.parametrize(("n", "share", "folds"), [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (40, 0.5, 7)])
 def test_cv_splits_are_stratified_disjoint_and_cover_every_row(n, share, folds):
     """Each repetition's test folds partition the rows; a run trains on the other folds only, each row once;
     every fold holds ⌊n/k⌋ or ⌈n/k⌉ rows and ⌊n_c/k⌋ or ⌈n_c/k⌉ rows of each class."""
     y = _labels(n, share, seed=n)
     sp = protocols.cv_splits(y, folds, repeats=3, seed=7)
-    assert sp.train.shape[0] == sp.test.shape[0] == 3 * folds and sp.fold_of.shape == (3, n)
+    assert sp.train.shape[0] == sp.test.shape[0] == 3 * folds
+    assert sp.fold_of.shape == (3, n)
     for r in range(3):
         tests = [sp.test[r * folds + k][sp.test_mask[r * folds + k]] for k in range(folds)]
         np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.arange(n))  # a partition
@@ -113,13 +131,15 @@ def test_cv_splits_are_stratified_disjoint_and_cover_every_row(n, share, folds):
             assert not np.intersect1d(train, tests[k]).size  # disjoint from its fold
         for cls in (y > 0, y <= 0):
             per_fold = np.bincount(sp.fold_of[r][cls], minlength=folds)
-            assert per_fold.max() - per_fold.min() <= 1 and per_fold.sum() == cls.sum()
+            assert per_fold.max() - per_fold.min() <= 1
+            assert per_fold.sum() == cls.sum()
         sizes = np.bincount(sp.fold_of[r], minlength=folds)
         assert sizes.max() - sizes.min() <= 1
-    assert sp.dropped.max() <= 1 and sp.dropped.min() == 0
+    assert sp.dropped.max() <= 1
+    assert sp.dropped.min() == 0
 
 
-@pytest.mark.parametrize("n, share, folds", [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (41, 0.5, 7)])
+@pytest.mark.parametrize(("n", "share", "folds"), [(103, 0.2, 5), (300, 0.3, 4), (57, 0.1, 3), (41, 0.5, 7)])
 def test_cv_splits_fold_sizes_per_class_are_those_of_stratified_kfold(n, share, folds):
     model_selection = pytest.importorskip("sklearn.model_selection")
     y = _labels(n, share, seed=n)
@@ -137,10 +157,12 @@ def test_cv_splits_follow_the_seed_and_split_a_subset():
     for field in a._fields:
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))  # same seed, same splits
     other = protocols.cv_splits(y, 4, 2, seed=6)
-    assert not np.array_equal(a.fold_of, other.fold_of) and not np.array_equal(a.train, other.train)
+    assert not np.array_equal(a.fold_of, other.fold_of)
+    assert not np.array_equal(a.train, other.train)
     rows = np.arange(10, 110, 2)
     sub = protocols.cv_splits(y, 5, seed=0, subset=rows)
-    assert set(sub.train.ravel()) <= set(rows) and set(sub.test[sub.test_mask]) == set(rows)
+    assert set(sub.train.ravel()) <= set(rows)
+    assert set(sub.test[sub.test_mask]) == set(rows)
     for cls in (y[rows] > 0, y[rows] <= 0):
         per_fold = np.bincount(sub.fold_of[0][cls], minlength=5)
         assert per_fold.max() - per_fold.min() <= 1
@@ -149,7 +171,7 @@ def test_cv_splits_follow_the_seed_and_split_a_subset():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    ("kwargs", "message"),
     [
         (dict(folds=1), "folds must be an integer >= 2"),
         (dict(folds=2.5), "folds must be an integer >= 2"),
@@ -177,7 +199,8 @@ def test_varying_weights_is_one_run_with_each_weight_its_own_measure(part):
     assert vw.result.grid_shape == (
         3,
         3,
-    ) and vw.values.shape == (3, 2)
+    )
+    assert vw.values.shape == (3, 2)
     sens, spec = vw.result.sensitivity, vw.result.specificity
     for j, a_n in enumerate([0.2, 0.5, 0.8]):
         manual = (1 - a_n) * sens[:, j] + a_n * spec[:, j]  # (eta, P)
@@ -195,7 +218,7 @@ def test_varying_cost_weights(part):
     c = vw.result.counts
     for j, c_n in enumerate([0.1, 0.5]):
         np.testing.assert_allclose(vw.values[j], (1 - c_n) * c[j, :, metrics.FN] + c_n * c[j, :, metrics.FP])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"weights must be in \(0, 1\)"):
         protocols.varying_weights(jcsol.ACOG(), X, y, weights=[0.0, 0.5])
 
 
@@ -257,7 +280,8 @@ def test_old_vs_new_sigma_rules(part, diagonal):
 def test_offline_vs_laplace_pairs_the_permutations(part):
     X, y = part
     out = protocols.offline_vs_laplace(jcsol.COG(), X, y, grid={"eta": ETA3}, perms=2, rerun=False)
-    assert out.offline.sweep.objective.rho == "offline" and out.laplace.sweep.objective.rho == "laplace"
+    assert out.offline.sweep.objective.rho == "offline"
+    assert out.laplace.sweep.objective.rho == "laplace"
     np.testing.assert_array_equal(out.offline.sweep.orders, out.laplace.sweep.orders)
     assert not np.array_equal(out.offline.sweep.counts, out.laplace.sweep.counts)
     assert set(out.values) == {"offline", "laplace"}

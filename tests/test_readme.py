@@ -133,7 +133,8 @@ COMMANDS = jcsol_commands(TEXT)
 
 
 def test_the_readme_has_examples_and_commands():
-    assert len(SECTIONS) >= 2 and any(expected for blocks in SECTIONS.values() for _, expected in blocks)
+    assert len(SECTIONS) >= 2
+    assert any(expected for blocks in SECTIONS.values() for _, expected in blocks)
     assert len(COMMANDS) >= 4
 
 
@@ -158,7 +159,8 @@ def test_jcsol_command_parses(argv, monkeypatch):
     seen = []
     monkeypatch.setattr(cli, "_run", lambda args: seen.append(args) or "")
     monkeypatch.setattr(cli, "_reproduce", lambda args: seen.append(args) or "")
-    assert cli.main(argv) == 0 and len(seen) == 1
+    assert cli.main(argv) == 0
+    assert len(seen) == 1
 
 
 def shipped_run(argv: list[str]) -> bool:
@@ -181,7 +183,8 @@ def test_jcsol_command_on_shipped_data_runs(argv, capsys):
     header = next(i for i, line in enumerate(lines) if line.startswith("learner "))
     rows = [line.split() for line in lines[header + 2 :]]
     learners = [row[0] for row in rows[: next((i for i, row in enumerate(rows) if not row), len(rows))]]
-    assert learners and all(name.startswith(("COG", "ACOG")) for name in learners), lines
+    assert learners, lines
+    assert all(name.startswith(("COG", "ACOG")) for name in learners), lines
 
 
 def test_output_comparison_catches_a_wrong_digit():
@@ -196,4 +199,5 @@ def test_output_comparison_catches_a_wrong_digit():
     for wrong in (shown.replace("66.212", "66.214"), shown.replace("ACOG-II", "ACOG-I "), shown + "\nmore"):
         with pytest.raises(AssertionError):
             assert_same_output(wrong, shown)
-    assert same_within_digits("1.6e-03", "1.5e-03") and not same_within_digits("1.7e-03", "1.5e-03")
+    assert same_within_digits("1.6e-03", "1.5e-03")
+    assert not same_within_digits("1.7e-03", "1.5e-03")

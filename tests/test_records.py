@@ -48,7 +48,8 @@ def test_records_are_one_per_run_with_counts_and_every_measure(grid_result):
         for m in metrics.MEASURES:
             assert r[m] == pytest.approx(float(res.measure(m)[i, j, p]), nan_ok=True)
     only = report.records(res, measures=["cost"])
-    assert "cost" in only[0] and "sum" not in only[0]
+    assert "cost" in only[0]
+    assert "sum" not in only[0]
     with pytest.raises(ValueError, match="unknown measure 'auc'; choose from sum, sensitivity"):
         report.records(res, measures=["auc"])
 
@@ -62,7 +63,8 @@ def test_records_of_several_results_share_their_columns(small):
     recs = report.records(runs)
     assert len(recs) == 2 * 3
     assert all(list(r) == list(recs[0]) for r in recs)  # gamma is None for COG
-    assert recs[0]["gamma"] is None and recs[3]["gamma"] == 1.0
+    assert recs[0]["gamma"] is None
+    assert recs[3]["gamma"] == 1.0
     for r in recs:
         res = runs[r["learner"]]
         assert r["tp"] + r["fn"] + r["fp"] + r["tn"] == res.orders.shape[1]
@@ -75,7 +77,8 @@ def test_to_pandas_groupby_is_the_table(grid_result):
     pd = pytest.importorskip("pandas")
     res = grid_result
     df = report.to_pandas(res)
-    assert isinstance(df, pd.DataFrame) and list(df.columns) == list(report.records(res)[0])
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == list(report.records(res)[0])
     assert len(df) == res.n_runs
     means = df.groupby(["eta", "alpha_p"])["sum"].mean()
     np.testing.assert_allclose(means.to_numpy().reshape(2, 3), res.sum.mean(-1))
@@ -99,8 +102,10 @@ def test_write_csv_round_trips_records(grid_result, tmp_path):
     report.write_csv(recs, path)
     with open(path) as fh:
         back = list(csv.DictReader(fh))
-    assert len(back) == len(recs) and list(back[0]) == list(recs[0])
-    assert float(back[4]["sum"]) == pytest.approx(recs[4]["sum"]) and int(back[4]["tp"]) == recs[4]["tp"]
+    assert len(back) == len(recs)
+    assert list(back[0]) == list(recs[0])
+    assert float(back[4]["sum"]) == pytest.approx(recs[4]["sum"])
+    assert int(back[4]["tp"]) == recs[4]["tp"]
 
 
 def test_write_json_writes_a_result_as_its_records_and_metadata(grid_result, tmp_path):
@@ -109,11 +114,16 @@ def test_write_json_writes_a_result_as_its_records_and_metadata(grid_result, tmp
     doc = json.loads((tmp_path / "doc.json").read_text())
     run = doc["german"]
     assert doc["note"] == "two results"
-    assert run["learner"]["name"] == "COG-II" and run["learner"]["options"] == {"loss": "II"}
+    assert run["learner"]["name"] == "COG-II"
+    assert run["learner"]["options"] == {"loss": "II"}
     assert run["learner"]["hyperparameters"]["eta"] == [[0.1], [1.0]]
-    assert run["objective"]["type"] == "Sum" and run["objective"]["options"] == {"rho": "offline"}
-    assert run["grid_shape"] == [2, 3] and run["n_perms"] == 3 and run["rounds"] == 200
-    assert run["timings"]["run_s"] == res.time_run and run["timings"]["compile_s"] == res.time_compile
+    assert run["objective"]["type"] == "Sum"
+    assert run["objective"]["options"] == {"rho": "offline"}
+    assert run["grid_shape"] == [2, 3]
+    assert run["n_perms"] == 3
+    assert run["rounds"] == 200
+    assert run["timings"]["run_s"] == res.time_run
+    assert run["timings"]["compile_s"] == res.time_compile
     strict = lambda v: None if isinstance(v, float) and not np.isfinite(v) else v  # e.g. alerts per catch of 0 tp
     assert run["records"] == [{k: strict(v) for k, v in r.items()} for r in report.records(res)]
     assert any(r["alerts_per_catch"] is None for r in run["records"])  # a run that caught nothing: infinite
@@ -130,7 +140,9 @@ def test_json_is_strict_where_measures_are_undefined(small, tmp_path):
         raise AssertionError(f"non-standard JSON constant {constant}")
 
     doc = json.loads((tmp_path / "d.json").read_text(), parse_constant=refuse)
-    assert doc["x"] is None and doc["a"] == [0, 1, 2] and doc["f"] == 1.5
+    assert doc["x"] is None
+    assert doc["a"] == [0, 1, 2]
+    assert doc["f"] == 1.5
     (record,) = doc["run"]["records"]
     assert record["sensitivity"] is None
     assert record["specificity"] == pytest.approx(float(res.specificity[0]))

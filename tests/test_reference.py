@@ -100,7 +100,8 @@ def per_round_predictions(res, y, orders) -> np.ndarray:
     """``(grid_shape + (P, L))`` predictions in ``{-1, +1}``, checking each round's label against ``y[order]``."""
     curve = np.asarray(res.curve)
     cells = np.diff(curve, axis=-2, prepend=np.zeros_like(curve[..., :1, :]))
-    assert np.all((cells == 0) | (cells == 1)) and np.all(cells.sum(-1) == 1), "a round is not exactly one cell"
+    assert np.all((cells == 0) | (cells == 1)), "a round is not exactly one cell"
+    assert np.all(cells.sum(-1) == 1), "a round is not exactly one cell"
     cell = cells.argmax(-1)
     labels = np.where(cell <= 1, 1, -1)  # tp=0, fn=1: a positive example
     np.testing.assert_array_equal(
@@ -251,7 +252,8 @@ def test_german_float32(name, objective):
     res = run_jcsol(learner_of(name, eta=ETA_GERMAN), X, y, orders, make_obj())
     preds = per_round_predictions(res, y, orders)
     w, sigma = final_state(res)
-    assert res.grid_shape == () and preds.shape == orders.shape
+    assert res.grid_shape == ()
+    assert preds.shape == orders.shape
     for p, order in enumerate(orders):
         tr = ref.run_variant(name, X, y, order, make_rho(), eta=f32(ETA_GERMAN))
         assert 0 < tr.updated.sum() < len(order)  # both branches of the update are exercised

@@ -28,10 +28,12 @@ def test_table_bolds_the_best_mean_of_each_column(runs):
     assert len(lines) == 2 + 2  # no extra lines
     best_line = next(l for l in lines if l.startswith(best))
     worst_line = next(l for l in lines if l.startswith(worst))
-    assert f"*{sums[best]:.3f} ± " in best_line and f"*{sums[worst]:.3f}" not in worst_line
+    assert f"*{sums[best]:.3f} ± " in best_line
+    assert f"*{sums[worst]:.3f}" not in worst_line
     md = jcsol.table(runs, fmt="markdown")
     columns = jcsol.report.default_measures(runs["COG-I"])  # sum, sensitivity, specificity, precision, alerts/catch
-    assert md.count("**") == 2 * len(columns) == 2 * 5 and f"**{sums[best]:.3f} ±" in md  # one bold cell a column
+    assert md.count("**") == 2 * len(columns) == 2 * 5  # one bold cell a column
+    assert f"**{sums[best]:.3f} ±" in md
     plain = jcsol.table(runs, bold=False)
     assert "*" not in plain
 
@@ -52,8 +54,11 @@ def test_table_bolds_the_lowest_cost(small):
 
 def test_latex_table_escapes_and_bolds(runs):
     tex = jcsol.table(runs, fmt="latex")
-    assert tex.startswith(r"\begin{table}") and r"\end{tabular}" in tex
-    assert r"sum (\%)" in tex and r"$\pm$" in tex and "±" not in tex
+    assert tex.startswith(r"\begin{table}")
+    assert r"\end{tabular}" in tex
+    assert r"sum (\%)" in tex
+    assert r"$\pm$" in tex
+    assert "±" not in tex
     assert tex.count(r"\textbf{") == len(jcsol.report.default_measures(runs["COG-I"])) == 5
     assert tex.count(r"\\") == 1 + len(runs)  # header + rows
     with pytest.raises(ValueError, match="fmt"):
@@ -67,7 +72,7 @@ def test_table_accepts_a_result_best_and_protocol_outcomes(small, runs):
     sel = protocols.select_and_rerun(jcsol.ACOG(), X, y, grid={"eta": [1.0, 10.0]}, perms=2, rerun=False)
     text = jcsol.table({"sel": sel, "best": sel.sweep.best("sum")})
     assert text.count(f"{100 * sel.result.sum.mean():.3f}") == 2
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="give a jcsol.Result"):
         jcsol.table({"x": 3})
 
 
@@ -94,7 +99,8 @@ def test_online_curves_figure(mpl, runs, tmp_path):
 
     fig = plots.online_curves(runs)
     ax = fig.axes[0]
-    assert ax.get_xlabel() == "examples seen" and ax.get_ylabel() == "online sum (%)"
+    assert ax.get_xlabel() == "examples seen"
+    assert ax.get_ylabel() == "online sum (%)"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(runs)
     x, mean = ax.lines[0].get_data()
     np.testing.assert_array_equal(x, runs["COG-I"].curve_t)
@@ -104,7 +110,8 @@ def test_online_curves_figure(mpl, runs, tmp_path):
     assert cost.get_ylabel() == "cumulative cost"
     assert cost.lines[0].get_ydata()[-1] == pytest.approx(runs["COG-I"].cost.mean())
     png, svg = plots.save(fig, tmp_path / "sub" / "curves")
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and svg.read_text().lstrip().startswith("<?xml")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert svg.read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="curves"):
         plots.online_curves(jcsol.run(jcsol.COG(), *_xy(runs), perms=1))
 
@@ -120,11 +127,14 @@ def test_varying_weights_and_sensitivity_figures(mpl, small):
     X, y = small
     vw = protocols.varying_weights(jcsol.ACOG(eta=10.0), X, y, weights=[0.3, 0.5, 0.7], grid={}, perms=2)
     ax = plots.varying_weights_plot({"ACOG-I": vw}).axes[0]
-    assert "alpha_n" in ax.get_xlabel() and ax.get_ylabel() == "sum (%)"
+    assert "alpha_n" in ax.get_xlabel()
+    assert ax.get_ylabel() == "sum (%)"
     np.testing.assert_allclose(ax.lines[0].get_ydata(), 100 * vw.mean)
     sens = protocols.sensitivity(jcsol.ACOG(), X, y, axes={"eta": [1.0, 10.0], "gamma": [0.1, 1.0]}, perms=2)
     ax = plots.sensitivity_plot({"ACOG-I": sens}, "gamma").axes[0]
-    assert ax.get_xscale() == "log" and "gamma" in ax.get_xlabel() and "eta=" in ax.get_title()
+    assert ax.get_xscale() == "log"
+    assert "gamma" in ax.get_xlabel()
+    assert "eta=" in ax.get_title()
     np.testing.assert_allclose(ax.lines[0].get_ydata(), 100 * sens.curve("gamma")[1])
 
 
@@ -138,7 +148,9 @@ def test_paired_bar_figures(mpl, small):
     np.testing.assert_allclose(
         heights, [100 * onv["ACOG-I"].values["old"].mean(), 100 * onv["ACOG-I"].values["new"].mean()]
     )
-    assert ax.get_ylabel().startswith("sum (%)") and len(ax.get_legend().get_texts()) == 2
+    assert ax.get_ylabel().startswith("sum (%)")
+    assert len(ax.get_legend().get_texts()) == 2
     ovl = {"COG-I": protocols.offline_vs_laplace(jcsol.COG(), X, y, grid={"eta": [1.0]}, perms=2, rerun=False)}
     ax = plots.offline_vs_laplace_plot(ovl).axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["COG-I"] and len(ax.patches) == 2
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["COG-I"]
+    assert len(ax.patches) == 2

@@ -61,7 +61,8 @@ def test_every_table_has_its_values_and_learners():
         values = papers.paper_values(table)
         named = {learner for by_measure in values.values.values() for row in by_measure.values() for learner in row}
         assert named <= set(spec.learners), (table, named - set(spec.learners))
-        assert set(values.values) <= set(spec.datasets) and set(spec.files.values()) <= set(jcsol.datasets.DATASETS)
+        assert set(values.values) <= set(spec.datasets)
+        assert set(spec.files.values()) <= set(jcsol.datasets.DATASETS)
     assert papers.paper_values("acog-table2").get("german", "sum", "ACOG-I") == 63.150
     assert papers.paper_values("acog-table2").get("german", "sum", "Nobody") is None
     with pytest.raises(ValueError, match="no paper values for table 'acog-table9'"):
@@ -87,9 +88,12 @@ def test_reproduce_table_on_german_skips_what_is_missing(monkeypatch):
         ("german", "sum", "COG-I"),
         ("german", "cost", "COG-I"),
     ]
-    assert rep.rows[0].paper == 54.424 and rep.rows[1].paper == 1.770 and rep.rows[1].unit == "cost/100"
+    assert rep.rows[0].paper == 54.424
+    assert rep.rows[1].paper == 1.770
+    assert rep.rows[1].unit == "cost/100"
     sel = rep.outcomes[("german", "sum", "COG-I")]
-    assert sel.sweep.grid_shape == (2,) and sel.chosen["eta"] in (1.0, 100.0)
+    assert sel.sweep.grid_shape == (2,)
+    assert sel.chosen["eta"] in (1.0, 100.0)
     np.testing.assert_allclose(rep.rows[0].mean, 100 * sel.values.mean())
     assert any("ACOG-II" in n and "not registered" in n for n in rep.notes)
     assert any("covtype" in n for n in rep.notes)
@@ -110,8 +114,10 @@ def test_a_second_table_fills_the_cells_the_first_lacks(tmp_path):
         step_sizes=[1.0],
     )
     rows = {r.learner: r for r in rep.rows}
-    assert rows["AROW"].paper == 67.174 and rows["AROW"].note == "paper value from acog-table8"
-    assert rows["COG-I"].paper == 65.892 and rows["COG-I"].note == "acog T.VIII: 65.972"
+    assert rows["AROW"].paper == 67.174
+    assert rows["AROW"].note == "paper value from acog-table8"
+    assert rows["COG-I"].paper == 65.892
+    assert rows["COG-I"].note == "acog T.VIII: 65.972"
 
 
 def test_comparison_table_flags_large_differences():
@@ -123,7 +129,8 @@ def test_comparison_table_flags_large_differences():
         papers.Comparison("german", "sum", "C", None, 50.0, 1.0),
     ]
     assert [r.flagged() for r in rows] == [False, True, False, True, False]
-    assert rows[1].diff == pytest.approx(-2.0) and np.isnan(rows[4].diff)
+    assert rows[1].diff == pytest.approx(-2.0)
+    assert np.isnan(rows[4].diff)
     text = papers.comparison_table(rows)
     lines = text.splitlines()[2:]
     assert [" > " in l + " " for l in lines] == [False, True, False, True, False]

@@ -55,12 +55,12 @@ def test_store_runs_checkpoint_and_resume(spam_store, tmp_path):
     _, store = spam_store
     path = tmp_path / "store.ckpt"
     plain = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500)
+
+    def interrupt(chunk):
+        if chunk.chunks_done == 4:
+            raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
-
-        def interrupt(chunk):
-            if chunk.chunks_done == 4:
-                raise KeyboardInterrupt
-
         jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path, on_chunk=interrupt)
     resumed = jcsol.run(jcsol.COG(), store, store.y, perms=2, chunk_size=500, checkpoint=path)
     assert resumed.resumed_at == 2000
@@ -102,7 +102,8 @@ def test_rebuild_that_fails_keeps_the_previous_store(spam_store, tmp_path):
     with pytest.raises(ValueError, match=r"bad.svm, line 2501: feature index 2 follows index 3"):
         RowStore.build(bad, directory, block_rows=1000)
     again = RowStore(directory)
-    assert again.fingerprint == first.fingerprint and again.shape == first.shape
+    assert again.fingerprint == first.fingerprint
+    assert again.shape == first.shape
     np.testing.assert_array_equal(again.load()[0].values, first.load()[0].values)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.svm", "store"]  # no temporary folder left
 

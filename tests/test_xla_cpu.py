@@ -23,7 +23,7 @@ YNN = xla_cpu.version_numbers(jaxlib.version.__version__) >= (0, 8, 1)
 
 
 @pytest.mark.parametrize(
-    "environ, machine, jaxlib_version, expected",
+    ("environ", "machine", "jaxlib_version", "expected"),
     [
         ({}, "x86_64", "0.8.0", AVX),  # XLA would refuse an option it does not know
         ({}, "x86_64", "0.8.1", AVX | NO_YNN),
@@ -47,7 +47,7 @@ def test_a_bad_setting_is_refused():
 
 
 @pytest.mark.parametrize(
-    "flags, expected",
+    ("flags", "expected"),
     [
         ("", f"--xla_backend_extra_options={OPTION}"),
         (  # in front: XLA stops reading at a word that is not a flag
@@ -63,11 +63,12 @@ def test_a_bad_setting_is_refused():
 def test_the_loop_limit_is_added_to_what_is_there(flags, expected):
     environ = {"XLA_FLAGS": flags}
     assert xla_cpu.add_loop_flag(environ, machine="x86_64")
-    assert environ["XLA_FLAGS"] == expected and xla_cpu.asks_for_loop_kernels(expected)
+    assert environ["XLA_FLAGS"] == expected
+    assert xla_cpu.asks_for_loop_kernels(expected)
 
 
 @pytest.mark.parametrize(
-    "machine, started, message",
+    ("machine", "started", "message"),
     [
         ("aarch64", False, "loop kernels need an x86-64 CPU \\(this one is 'aarch64'\\)"),
         ("x86_64", True, "use_loop_kernels\\(\\) must be called before JAX runs any computation"),
@@ -83,7 +84,8 @@ def test_the_loop_limit_is_refused_where_it_cannot_hold(machine, started, messag
 def test_a_loop_limit_chosen_by_hand_is_left_alone():
     environ = {"XLA_FLAGS": "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1024"}
     assert not xla_cpu.add_loop_flag(environ, machine="x86_64")
-    assert environ["XLA_FLAGS"].endswith("=1024") and not xla_cpu.asks_for_loop_kernels(environ["XLA_FLAGS"])
+    assert environ["XLA_FLAGS"].endswith("=1024")
+    assert not xla_cpu.asks_for_loop_kernels(environ["XLA_FLAGS"])
 
 
 def _child(program: str, **setting: str) -> str:
@@ -107,8 +109,10 @@ print(dot.lower(jnp.ones((16, 24)), jnp.ones((24, 8))).compile().as_text())
 
 def test_import_leaves_the_flags_and_other_programs_alone():
     alone, beside = _child(OTHERS), _child("import jcsol" + OTHERS)  # on its first line: the same line numbers
-    assert beside.splitlines()[0] == "None" and beside == alone
-    assert 'xla_cpu_small_call="true"' not in beside and ("ynn_fusion" in beside) is YNN
+    assert beside.splitlines()[0] == "None"
+    assert beside == alone
+    assert 'xla_cpu_small_call="true"' not in beside
+    assert ("ynn_fusion" in beside) is YNN
 
 
 SCAN = """
@@ -128,7 +132,7 @@ print('one kernel' if 'xla_cpu_small_call="true"' in text else 'several kernels'
 
 @pytest.mark.skipif(not X86, reason="loop kernels are an x86-64 option")
 @pytest.mark.parametrize(
-    "setting, call, expected",
+    ("setting", "call", "expected"),
     [
         ({}, "", "several kernels True"),
         ({"JCSOL_XLA_CPU": "loops"}, "", "one kernel False"),
@@ -138,7 +142,8 @@ print('one kernel' if 'xla_cpu_small_call="true"' in text else 'several kernels'
 def test_the_opt_in_compiles_a_sparse_scan_as_one_kernel(setting, call, expected):
     out = _child(f"import os, jcsol\n{call}\nprint(os.environ.get('XLA_FLAGS'))\n" + SCAN, **setting)
     flags, result = out.splitlines()[:2]
-    assert (OPTION in flags) is expected.startswith("one") and result == expected, out
+    assert (OPTION in flags) is expected.startswith("one"), out
+    assert result == expected, out
 
 
 def test_the_opt_in_is_refused_once_jax_has_started():
@@ -152,7 +157,8 @@ def test_the_opt_in_is_refused_once_jax_has_started():
         "print(os.environ.get('XLA_FLAGS'), jcsol.xla_cpu.loop_kernels)"
     )
     out = _child(program).splitlines()
-    assert out[0].startswith("use_loop_kernels() must be called before JAX") and out[1] == "None False", out
+    assert out[0].startswith("use_loop_kernels() must be called before JAX"), out
+    assert out[1] == "None False", out
 
 
 JCSOL_PROGRAMS = """
@@ -170,14 +176,15 @@ jax.jit(lambda x, w: x @ w)(jnp.ones((16, 24)), jnp.ones((24, 8)))  # last: anot
 def test_jcsols_programs_are_compiled_with_its_options(tmp_path):
     _child(JCSOL_PROGRAMS, XLA_FLAGS=f"--xla_dump_to={tmp_path}", JCSOL_CPU_DEVICES="1")
     debug = {p.name.split(".")[1]: p.read_text() for p in sorted(Path(tmp_path).glob("*.debug_options"))}
-    ours = ["jit__draw_permutations", "jit__init_impl", "jit__advance_impl", "jit__learn", "jit__predict"]
+    ours = ["jit__draw_permutations", "jit_init_carry", "jit_advance", "jit__learn", "jit__predict"]
     assert set(ours) <= set(debug), sorted(debug)
     for name in ours:
         assert ('xla_cpu_max_isa: "AVX"' in debug[name]) is X86, (name, debug[name])
     assert "xla_cpu_max_isa" not in debug["jit__lambda"]
     # a batch's scores: a dot outside a loop, which YNNPACK's fusions would take (jaxlib 0.8.1 and later)
     hlo = {p.name.split(".")[1]: p.read_text() for p in sorted(Path(tmp_path).glob("*.cpu_after_optimizations.txt"))}
-    assert " dot(" in hlo["jit__predict"] and "ynn_fusion" not in hlo["jit__predict"], hlo["jit__predict"]
+    assert " dot(" in hlo["jit__predict"], hlo["jit__predict"]
+    assert "ynn_fusion" not in hlo["jit__predict"], hlo["jit__predict"]
     assert ("ynn_fusion" in hlo["jit__lambda"]) is YNN
 
 
@@ -188,7 +195,7 @@ def _nested(add, w, indices, values):
 
 
 @pytest.mark.parametrize(
-    "loop_kernels, looped, unrolled", [(True, True, 128), (True, True, 4), (False, True, 128), (True, False, 128)]
+    ("loop_kernels", "looped", "unrolled"), [(True, True, 128), (True, True, 4), (False, True, 128), (True, False, 128)]
 )  # slice writes; the scatter beyond the limit, without loop kernels, or outside a loop of rounds
 def test_add_at_is_scatter_add_under_every_mapping(monkeypatch, loop_kernels, looped, unrolled):
     monkeypatch.setattr(linalg, "UNROLLED_ENTRIES", unrolled)

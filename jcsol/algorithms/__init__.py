@@ -102,6 +102,8 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
 
 def by_name(name: str, **hyperparameters: Any) -> Learner:
     """The learner variant called ``name`` (case-insensitive), with the given hyperparameters."""
+    if not isinstance(name, str):
+        raise TypeError(f"a learner's name must be a string, got {type(name).__name__}: {name!r}")
     lookup = {k.lower(): k for k in VARIANTS}
     if name.lower() not in lookup:
         raise ValueError(f"unknown learner {name!r}; choose from {', '.join(VARIANTS)}")

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
-from .koil import draw, key_data
+from .keys import draw, key_data
 
 
 class OAMState(NamedTuple):
@@ -51,7 +51,20 @@ class OAM(Learner[OAMState]):
         budget_pos, budget_neg: buffer sizes ``N⁺``, ``N⁻`` (100 each in the KOIL thesis).
 
     Reference: P. Zhao, S. C. H. Hoi, R. Jin, T. Yang, *Online AUC Maximization*, ICML 2011, Alg. 1–3 (OAM_seq).
+
+    Example:
+        On the German credit data that ships with jcsol: learn from 500 rows, measure the AUC of the final model on the
+        other 500:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.OAM(C=1.0, budget_pos=20, budget_neg=20), X[:500], y[:500], perms=1)
+        >>> held_out = res.score(X[500:])[0]  # the final model's scores of rows it never saw
+        >>> print(f"{res.learner.name}: AUC {float(jcsol.metrics.auc(held_out, y[500:])):.3f}")
+        OAM: AUC 0.679
     """
+
+    step_size = "C"
 
     C: ArrayLike = hyperparameter(1.0)
     budget_pos: int = choice(100)
@@ -152,7 +165,20 @@ class OPAUC(Learner[OPAUCState]):
 
     Reference: W. Gao, R. Jin, S. Zhu, Z.-H. Zhou, *One-Pass AUC Optimization*, ICML 2013, Alg. 1 (and the
     authors' MATLAB ``OPAUC.m``).
+
+    Example:
+        On the German credit data that ships with jcsol: learn from 500 rows, measure the AUC of the final model on the
+        other 500:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.OPAUC(eta=0.1, lam=0.01), X[:500], y[:500], perms=1)
+        >>> held_out = res.score(X[500:])[0]  # the final model's scores of rows it never saw
+        >>> print(f"{res.learner.name}: AUC {float(jcsol.metrics.auc(held_out, y[500:])):.3f}")
+        OPAUC: AUC 0.645
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1e-2)
     lam: ArrayLike = hyperparameter(1e-2)

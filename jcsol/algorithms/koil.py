@@ -14,41 +14,10 @@ from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
 from .kernels import KINDS, kernel_matrix, kernel_row_scales, mkl_pool, pool_kernel, pool_members
+from .keys import draw, key_data, uniforms
 
 POLICIES = ("RS++", "FIFO++", "RS", "FIFO")
 PAIR_LOSSES = ("hinge", "smooth")
-
-
-# ----------------------------------------------------------------------------------------------------------
-# PRNG key carried in the state (as raw key data, so that every state leaf is a plain array)
-# ----------------------------------------------------------------------------------------------------------
-
-
-def key_data(key: jax.Array) -> jax.Array:
-    """The raw ``uint32`` data of a PRNG key (typed or legacy)."""
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return jax.random.key_data(key)
-    return jnp.asarray(key, jnp.uint32)
-
-
-def draw(data: jax.Array, shape: tuple[int, ...], dtype) -> tuple[jax.Array, jax.Array]:
-    """One round's uniform numbers in ``[0, 1)``: ``(next key data, u)``; the learners' only source of chance."""
-    next_key, sub = jax.random.split(jax.random.wrap_key_data(data))
-    return jax.random.key_data(next_key), jax.random.uniform(sub, shape, dtype)
-
-
-def uniforms(key: jax.Array, rounds: int, shape: tuple[int, ...], dtype=jnp.float32) -> np.ndarray:
-    """The uniform numbers ``(rounds,) + shape`` a learner initialised with ``key`` draws, round by round.
-
-    A learner's ``draw_shape`` gives ``shape``. The tests' NumPy references consume these numbers, so that a
-    reference run makes the same random choices as the JAX run.
-    """
-
-    def body(data, _):
-        data, u = draw(data, shape, dtype)
-        return data, u
-
-    return np.asarray(jax.lax.scan(body, key_data(key), None, length=rounds)[1])
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -286,7 +255,7 @@ class KOIL(Learner[KOILState]):
     ``O((N⁺+N⁻)(k+3)d)`` without the matrix; ``(N⁺+N⁻)²`` more numbers of state per run). The cached kernel
     values equal a fresh evaluation up to float rounding (``k(a, b)`` and ``k(b, a)`` are computed alike; XLA
     may round a reduction of another shape differently in the last bit). Reservoir sampling draws two uniforms
-    per round from a PRNG key carried in the state (see :func:`jcsol.algorithms.koil.uniforms`), so a run is
+    per round from a PRNG key carried in the state (see :func:`jcsol.algorithms.keys.uniforms`), so a run is
     reproducible from ``init``'s key and runs vmap over keys.
 
     Args:
@@ -303,7 +272,20 @@ class KOIL(Learner[KOILState]):
     Reference: J. Hu, H. Yang, I. King, M. R. Lyu, A. M.-C. So, *Kernelized Online Imbalanced Learning with
     Fixed Budgets*, AAAI 2015; J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese
     University of Hong Kong, Alg. 1–3.
+
+    Example:
+        On the German credit data that ships with jcsol: learn from 500 rows, measure the AUC of the final model on the
+        other 500:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.KOIL(C=1.0, sigma=1.0, budget_pos=20, budget_neg=20, k=2), X[:500], y[:500], perms=1)
+        >>> held_out = res.score(X[500:])[0]  # the final model's scores of rows it never saw
+        >>> print(f"{res.learner.name}: AUC {float(jcsol.metrics.auc(held_out, y[500:])):.3f}")
+        KOIL-RS++: AUC 0.636
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1e-2)
     C: ArrayLike = hyperparameter(1.0)
@@ -431,7 +413,20 @@ class KOILMKL(Learner[KOILMKLState]):
 
     Reference: J. Hu, *Kernelized Online Imbalanced Learning*, thesis, The Chinese University of Hong Kong,
     ch. 4, Alg. 4; after the online MKL framework of Jin, Hoi, Yang, *Online multiple kernel learning*, ALT 2010.
+
+    Example:
+        On the German credit data that ships with jcsol: learn from 500 rows, measure the AUC of the final model on the
+        other 500:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.KOILMKL(C=1.0, budget_pos=20, budget_neg=20, k=2), X[:500], y[:500], perms=1)
+        >>> held_out = res.score(X[500:])[0]  # the final model's scores of rows it never saw
+        >>> print(f"{res.learner.name}: AUC {float(jcsol.metrics.auc(held_out, y[500:])):.3f}")
+        KOIL-MKL-RS++: AUC 0.661
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1e-2)
     C: ArrayLike = hyperparameter(1.0)

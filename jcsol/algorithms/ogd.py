@@ -43,7 +43,19 @@ class OGD(Learner[OGDState]):
 
     Reference: M. Zinkevich, *Online Convex Programming and Generalized Infinitesimal Gradient Ascent*,
     ICML 2003 (step ``η/√t``).
+
+    Example:
+        On the German credit data that ships with jcsol, over two permutations of its 1000 rows: blind to the costs, it
+        flags almost no bad credit (a sum of 50% is a learner that never flags anything):
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.OGD(eta=1.0, loss="hinge"), X, y, perms=2)
+        >>> print(f"sum {100 * res.sum.mean():.1f}%, sensitivity {100 * res.sensitivity.mean():.1f}%")
+        sum 50.0%, sensitivity 0.5%
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1.0)
     loss: str = choice("hinge", *OGD_LOSSES)

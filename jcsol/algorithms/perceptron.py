@@ -31,6 +31,15 @@ class Perceptron(Learner[PerceptronState]):
 
     Reference: F. Rosenblatt, *The perceptron: a probabilistic model for information storage and
     organization in the brain*, Psychological Review 65(6), 1958.
+
+    Example:
+        On the German credit data that ships with jcsol, over two permutations of its 1000 rows:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.Perceptron(), X, y, perms=2)
+        >>> print(f"{res.learner.name}: sum {100 * res.sum.mean():.1f}%")
+        Perceptron: sum 55.5%
     """
 
     sparse_steps = True

@@ -187,7 +187,18 @@ class SACOG(Learner[SACOGState]):
     Reference: P. Zhao, Y. Zhang, M. Wu, S. C. H. Hoi, M. Tan, J. Huang, *Adaptive Cost-Sensitive Online
     Classification*, IEEE TKDE, §3.1, Alg. 2 (SACOG) and Alg. 3 (Oja's sketch); H. Luo, A. Agarwal,
     N. Cesa-Bianchi, J. Langford, *Efficient Second Order Online Learning by Sketching*, NIPS 2016.
+
+    Example:
+        On the German credit data that ships with jcsol, over two permutations of its 1000 rows:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.SACOG(eta=10.0, loss="II", m=5), X, y, perms=2)
+        >>> print(f"{res.learner.name}: sum {100 * res.sum.mean():.1f}%")
+        SACOG-II: sum 62.3%
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1e-2)
     gamma: ArrayLike = hyperparameter(1.0)
@@ -359,7 +370,18 @@ class SSACOG(Learner[SSACOGState]):
     Reference: P. Zhao, Y. Zhang, M. Wu, S. C. H. Hoi, M. Tan, J. Huang, *Adaptive Cost-Sensitive Online
     Classification*, IEEE TKDE, §3.2, Alg. 4 (sparse SACOG), Alg. 5 (sparse Oja's sketch), Alg. 6
     (Decompose); H. Luo et al., NIPS 2016 (sparse Oja's sketch).
+
+    Example:
+        On the German credit data that ships with jcsol, over two permutations of its 1000 rows:
+
+        >>> import jcsol
+        >>> X, y = jcsol.datasets.load("german")
+        >>> res = jcsol.run(jcsol.SSACOG(eta=10.0, loss="II", m=5), X, y, perms=2)
+        >>> print(f"{res.learner.name}: sum {100 * res.sum.mean():.1f}%")
+        SSACOG-II: sum 62.1%
     """
+
+    step_size = "eta"
 
     eta: ArrayLike = hyperparameter(1e-2)
     gamma: ArrayLike = hyperparameter(1.0)

@@ -19,7 +19,7 @@ states and the board are held as a few flat buffers (:class:`_Layout`: each larg
 ones concatenated by dtype), donated to ``learn``: every buffer passed in and out of a call costs about a
 microsecond of dispatch, more than the arithmetic of one event. Over sparse rows on the CPU, the buffers of a
 sparse-step learner's large state vectors are held in the engine's configurations-minor layout
-(:func:`jcsol.engine._configs_minor`), laid out again only when the stream switches between sparse and dense
+(:func:`jcsol.core.layout.configs_minor`), laid out again only when the stream switches between sparse and dense
 rows.
 
 With ``grid_blocks > 1``, or over several processes, the grid is cut into blocks laid over the devices
@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib
 import json
 import math
 import os
+import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -42,25 +42,20 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental.layout import Format, Layout
 
-from ..base import Learner, check_hyperparameters
-from ..checkpoint import PREVIOUS, other_process_counts, share_path
+from ..base import Learner, beyond_row_scales
+from ..batches import bucket
+from ..checkpoint import PREVIOUS, agreed_generation, file_digest, other_process_counts, share_path
 from ..compiled import CompiledCache
+from ..core.checks import check_grid_blocks, check_memory, flatten_grid, require_memory, resolve_dtype
+from ..core.layout import carry_formats, is_format
+from ..core.programs import signature
+from ..core.rounds import init_carry
 from ..distributed import Spread, global_devices
-from ..engine import (
-    _carry_formats,
-    _check_grid_blocks,
-    _check_memory,
-    _flatten_grid,
-    _init_impl,
-    _is_format,
-    _require_memory,
-    _resolve_dtype,
-    _signature,
-)
 from ..files import ARCHIVE_ERRORS, atomic_write, check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
+from ..scoring import grid_scores, is_linear
 from ..stream import SparseRows, check_features, check_fits, check_labels, is_scipy_sparse
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options
@@ -77,7 +72,7 @@ from .board import (
 )
 from .leaderboard import Leaderboard
 from .store import PendingStore, check_ids
-from .units import Units, batch_rounds, grid_scores, is_linear, served_linear_scores, working_labels
+from .units import Units, batch_rounds, served_linear_scores, working_labels
 
 FORMAT = 4  # 2: the events learnt are saved as a count of their own, the board keeps its window's slot;
 # 3: the engine's carries hold each configuration's mistake cost with its rounding error; 4: every field of the
@@ -158,17 +153,15 @@ class Live:
         for each in learners:
             if not isinstance(each, Learner):
                 raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
-            check_hyperparameters(each)
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
-        check_hyperparameters(objective)
         if objective.needs_both_classes():
             raise ValueError(
                 "Sum(rho='offline') needs the whole stream's class counts, which a live stream never "
                 "has; use Sum(rho='laplace') or Cost(...)"
             )
         try:
-            self.dtype = _resolve_dtype(dtype)
+            self.dtype = resolve_dtype(dtype)
         except TypeError:
             raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
         self.batch_sizes = batch_sizes_of(batch_sizes)
@@ -181,7 +174,7 @@ class Live:
         self.learners = learners
         for each in learners:
             check_grid(each, objective)
-        grids = [_flatten_grid(each, objective, self.dtype) for each in learners]
+        grids = [flatten_grid(each, objective, self.dtype) for each in learners]
         self._sizes = tuple(int(np.prod(shape)) for shape, _, _ in grids)
         self.n_grid = sum(self._sizes)
         # one learner: its grid's shape; a list: the configurations of all, one after the other
@@ -189,13 +182,13 @@ class Live:
         self._flat_learner = tuple(flat for _, flat, _ in grids)
         self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
         window = self.selection.window  # the board's scores of the last events, every configuration's
-        _require_memory(
+        require_memory(
             self.n_grid * window * np.dtype(self.dtype).itemsize + window,
             f"auc_window={window} keeps the last {window} scores of each of {self.n_grid} configurations: ",
             "give a smaller auc_window",
         )
         for size in self._sizes:
-            _check_grid_blocks(grid_blocks, size)
+            check_grid_blocks(grid_blocks, size)
         self.grid_blocks = int(grid_blocks)
         self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
         self._shared = jax.device_put((self._flat_learner, self._flat_objective))
@@ -209,6 +202,7 @@ class Live:
             if self.grid_blocks > 1 or jax.process_count() > 1
             else None
         )
+        self._scales: dict[int, tuple[float, float]] = {}  # the rows' scales every learner holds on, per width
         self._saves = 0  # the generation of a share saved over several processes
         self._events = 0  # labelled events learnt (a Python int: the device's int32 counts are halved in time)
         self.n_features: int | None = None
@@ -236,6 +230,7 @@ class Live:
                 if len(keys) != n:
                     raise ValueError(f"{len(keys)} ids for {n} events")
                 self.store.check_rows(rows)
+                self.store.check_room(n, rows)
             if not n:
                 return np.zeros(0, self.dtype)
             self._start_for(rows)
@@ -281,6 +276,7 @@ class Live:
             if not len(y):
                 return np.zeros((0, self.n_grid), self.dtype) if return_scores else None
             self._start_for(rows)
+        self._warn_scale(rows)
         out = self._learn_rows(rows, y, arrival, served, return_scores)
         if keys is not None:
             self.store.remove(keys)
@@ -294,7 +290,7 @@ class Live:
         out, start = [], 0
         for size in pieces:
             window = slice(start, start + size)
-            whole = _bucket(size, self.batch_sizes)
+            whole = bucket(size, self.batch_sizes)
             part = rows if len(pieces) == 1 else _take(rows, start, start + size)
             batch = (
                 _device_rows(_pad(part, whole)),
@@ -447,7 +443,8 @@ class Live:
             target = share_path(path, spread.process, spread.n_processes)
             if os.path.exists(target):
                 os.replace(target, target + PREVIOUS)
-        meta["digest"] = _digest(arrays, meta)
+        # a share's layout and generation are under the digest: it cannot move to another process or save
+        meta["digest"] = file_digest(meta, arrays)
         with atomic_write(target) as fh:
             np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
         if spread is not None:
@@ -567,7 +564,7 @@ class Live:
 
     def _start(self, d: int) -> None:
         for learner, size in zip(self.learners, self._sizes):
-            _check_memory(learner, d, size, self.dtype)
+            check_memory(learner, d, size, self.dtype)
         if self._units is not None:
             self.n_features = d
             self._units.same_call("start", np.frombuffer(json.dumps(self._description()).encode(), np.uint8))
@@ -578,9 +575,9 @@ class Live:
         carry = []
         for flat, size in zip(self._shared[0], self._sizes):
             init = _compiled(
-                ("init", _signature((flat, keys)), d, str(self.dtype), size),
+                ("init", signature((flat, keys)), d, str(self.dtype), size),
                 lambda size=size, flat=flat: jax.jit(
-                    functools.partial(_init_impl, n_grid=size, n_curve=0, d=d, dtype=self.dtype),
+                    functools.partial(init_carry, n_grid=size, n_curve=0, d=d, dtype=self.dtype),
                     compiler_options=compile_options(),
                 ).lower(flat, keys),
             )
@@ -595,7 +592,7 @@ class Live:
             return
         device = next(iter(jax.tree.leaves(carry)[0].devices()))
         vectors = tuple(
-            jax.tree.map(lambda f: f is not None, _carry_formats(c, learner, (device,), True), is_leaf=_is_format)
+            jax.tree.map(lambda f: f is not None, carry_formats(c, learner, (device,), True), is_leaf=is_format)
             for c, learner in zip(carry, self._shared[0])
         )
         self._layout = _Layout.of((carry, board), (vectors, jax.tree.map(lambda _: False, board)))
@@ -653,6 +650,23 @@ class Live:
             raise ValueError(f"events have {X.shape[1]} features; this learner has {self.n_features}")
         return X
 
+    def _warn_scale(self, rows) -> None:
+        """A ``RuntimeWarning`` when rows learnt are beyond the scales a learner's arithmetic holds on, as
+        :func:`jcsol.run` warns (:func:`jcsol.base.beyond_row_scales`). The range every learner holds on is kept
+        per row width, so that rows within it cost one pass of ``max``."""
+        values = rows.values if isinstance(rows, SparseRows) else rows
+        width = values.shape[1]
+        if width not in self._scales:
+            ranges = [each.row_scales(width, self.dtype) for each in self.learners]
+            self._scales[width] = (max(lo for lo, _ in ranges), min(hi for _, hi in ranges))
+        lo, hi = self._scales[width]
+        top = np.abs(values).max(axis=1)
+        if (top > hi).any() or ((top > 0) & (top < lo)).any():
+            for each in self.learners:
+                message = beyond_row_scales(each, values, self.dtype)
+                if message:
+                    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
     def _start_for(self, rows) -> None:
         """Starts the learner on the first batch it accepts (its dimension, its kind of rows)."""
         if self._buffers is None:
@@ -672,7 +686,7 @@ class Live:
             starts = np.cumsum([0, *pieces])
             parts = [self._score(_take(rows, a, b), grid=grid) for a, b in zip(starts[:-1], starts[1:])]
             return (np.concatenate([p[0] for p in parts]) if grid else None), np.concatenate([p[1] for p in parts])
-        size = _bucket(n, self.batch_sizes)
+        size = bucket(n, self.batch_sizes)
         padded = _device_rows(_pad(rows, size))
         calls = self._laid_out_for(rows)
         if self._units is not None:
@@ -776,7 +790,7 @@ class _Calls(NamedTuple):
 def _calls(layout: _Layout, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool) -> _Calls:
     """:func:`_learn` and :func:`_predict` jitted for the buffers of ``layout`` on ``device``, for sparse rows or
     dense ones: over sparse rows, the buffers that hold a sparse-step learner's state vectors are taken and
-    given in the engine's configurations-minor layout (:func:`jcsol.engine._configs_minor`), so that no call
+    given in the engine's configurations-minor layout (:func:`jcsol.core.layout.configs_minor`), so that no call
     lays them out again. Every buffer is placed on ``device`` (committed), as the calls give them back: placed
     with no device, the first call's buffers would be another signature than the next call's, and each call
     would be compiled twice."""
@@ -898,13 +912,6 @@ def _pieces(n: int, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
     return (*out, n) if n else tuple(out)
 
 
-@functools.lru_cache(maxsize=256)
-def _bucket(n: int, sizes: tuple[int, ...] = ()) -> int:
-    """The compiled size a call of ``n`` events is padded to: ``n`` itself when it is one of ``sizes``, else the
-    next power of 2."""
-    return n if n in sizes else 1 << max(n - 1, 0).bit_length()
-
-
 def _pad(rows, size: int):
     """``rows`` (or labels, or scores) with zero rows appended up to ``size``."""
     if size == rows.shape[0]:
@@ -965,7 +972,7 @@ def _params(learners: tuple, sizes: tuple, objective: Objective) -> dict[str, np
     out = {k: np.full(sum(sizes), np.nan) for k in names}
     start = 0
     for each, size in zip(learners, sizes):
-        shape = _flatten_grid(each, objective, np.float64)[0]
+        shape = flatten_grid(each, objective, np.float64)[0]
         for k, v in each.hyperparameters().items():
             out[k][start : start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
         start += size
@@ -986,18 +993,6 @@ def _describe(obj) -> dict | list:
     return json.loads(json.dumps(desc))
 
 
-def _digest(arrays: dict[str, np.ndarray], meta: dict) -> str:
-    """SHA-256 of every field of the metadata but the digest itself (the selection rule and its parameters, the
-    store's policy, the batch sizes, the dtype, the key; for a share, where it lies and its generation: a share
-    cannot be moved to another process or save without being refused) and of the arrays."""
-    h = hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "digest"}, sort_keys=True).encode())
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
     """``(meta, arrays)`` of a saved live learner, checked: readable, of this format, intact, of this learner
     and objective."""
@@ -1014,7 +1009,7 @@ def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict
             f"{path} has live-learner format {meta.get('format')} (written by jcsol "
             f"{meta.get('jcsol')}); this jcsol reads format {FORMAT}"
         )
-    if meta.get("digest") != _digest(arrays, meta):
+    if meta.get("digest") != file_digest(meta, arrays):
         raise LiveFileError(f"{path} is corrupted: its fields and arrays do not match their SHA-256")
     for what, mine in (("learner", _describe(learner)), ("objective", _describe(objective))):
         if meta[what] != mine:
@@ -1034,7 +1029,7 @@ def _refuse_other_process_counts(path: str, n_processes: int) -> None:
 
 def _agreed_share(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
     """This process's share of the latest save that every process holds a share of; every process refuses
-    when one of them cannot read its share, so that none continues alone."""
+    when one of them cannot read its share, so that none goes on alone (:func:`jcsol.checkpoint.agreed_generation`)."""
     devices = global_devices()
     platform = devices[0].platform
     spread = Spread(devices, len(devices), timeout=resolve_timeout("auto", platform), on_cpu=platform == "cpu")
@@ -1051,23 +1046,18 @@ def _agreed_share(path: str, learner: Learner, objective: Objective) -> tuple[di
             raise LiveFileError(f"{target} does not exist: no share of a live learner saved at {path} for this process")
     except LiveFileError as err:
         refusal = err
-    held = sorted(found, reverse=True)
-    table = spread.agree([int(refusal is not None), *(held + [0, 0])[:2]], f"loading the live learner {path}")
-    if refusal is not None:
-        raise refusal
-    if table[:, 0].any():
-        raise LiveFileError(
-            f"{path}: process(es) {np.flatnonzero(table[:, 0]).tolist()} refused their share (their error says "
-            "why); every process refuses, so that none continues alone"
-        )
-    common = set.intersection(*(set(row[1:].tolist()) - {0} for row in table))
-    if not common:
-        by_process = [sorted(set(row[1:].tolist()) - {0}) for row in table]
-        raise LiveFileError(
-            f"{path}: the processes hold shares of different saves ({by_process} by process): saves were "
-            "interrupted, or the shares are not in one folder every process sees"
-        )
-    return found[max(common)]
+    agreed = agreed_generation(
+        spread,
+        found,
+        refusal,
+        name=path,
+        generations="saves",
+        what=f"loading the live learner {path}",
+        error=LiveFileError,
+        remedy="saves were interrupted, or the shares are not in one folder every process sees",
+    )
+    assert agreed is not None  # every process holds a share, or all refused
+    return agreed
 
 
 def _restore(template, arrays: dict[str, np.ndarray], prefix: str, path, *, place: bool = True):

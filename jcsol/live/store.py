@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ..core.checks import require_memory
 from ..stream import SparseRows
 
 ON_FULL = ("evict", "raise")
@@ -156,7 +157,7 @@ class PendingStore:
         )
 
     def put(self, keys: list, rows: np.ndarray | SparseRows, scores: np.ndarray, served: np.ndarray) -> None:
-        """Keeps the events ``keys`` (checked by :meth:`check_new` and :meth:`check_rows` first)."""
+        """Keeps the events ``keys`` (checked by :meth:`check_new`, :meth:`check_rows` and :meth:`check_room` first)."""
         n = len(keys)
         self.check_new(keys)
         self.check_rows(rows)
@@ -164,6 +165,7 @@ class PendingStore:
             return
         if self.rows is not None and not self.slots and isinstance(self.rows, tuple) != isinstance(rows, SparseRows):
             self.rows = None  # none pending: the store takes the new kind of rows
+        self.check_room(n, rows)
         over = len(self.slots) + n - self.capacity
         if over > 0:
             for k in list(self.slots)[:over]:
@@ -206,6 +208,28 @@ class PendingStore:
     def remove(self, keys: list) -> None:
         """Forgets the pending events ``keys`` (their labels learnt)."""
         self.free.extend(self.slots.pop(k) for k in keys)
+
+    def check_room(self, n: int, rows: np.ndarray | SparseRows) -> None:
+        """Refuses (before anything changes) ``n`` new events whose rows would grow the store's arrays beyond
+        the memory free (:func:`jcsol.core.checks.require_memory`); a store that grows holds its old arrays and
+        the new ones at once."""
+        evicted = max(len(self.slots) + n - self.capacity, 0)
+        needed = n - len(self.free) - evicted
+        if needed <= 0:
+            return
+        allocated = self.scores.shape[0]
+        size = min(self.capacity, max(allocated + needed, 2 * allocated, 1024))
+        if isinstance(rows, SparseRows):
+            width = max(rows.values.shape[1], self.rows[1].shape[1] if isinstance(self.rows, tuple) else 0)
+            per_row = width * (rows.values.dtype.itemsize + 4)  # values and int32 indices
+        else:
+            width, per_row = rows.shape[1], rows.shape[1] * rows.dtype.itemsize
+        per_row += (self.n_grid + 1) * self.scores.dtype.itemsize  # every configuration's score, the served one
+        require_memory(
+            (allocated + size) * per_row,
+            f"keeping {n} more events awaiting labels grows the store to {size} events of {width} entries: ",
+            "learn the pending events' labels sooner, or give a smaller store_size",
+        )
 
     def _allocate(self, n: int, rows: np.ndarray | SparseRows) -> np.ndarray:
         if self.rows is None:

@@ -27,20 +27,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from ..base import Learner
+from ..checkpoint import update_digest
+from ..core.layout import carry_formats, is_format
+from ..core.placement import blocked, devices_for, on_host, pad_runs, sharded
+from ..core.programs import compiled_init
+from ..core.rounds import advance, advance_prefix
 from ..distributed import Spread
-from ..engine import (
-    _advance_impl,
-    _blocked,
-    _carry_formats,
-    _compiled_init,
-    _devices_for,
-    _is_format,
-    _on_host,
-    _pad_runs,
-    _sharded,
-)
-from ..linalg import SparseVector, densify
+from ..scoring import grid_scores, grid_weights, sparse_dot
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options, version_numbers
 from .board import Board, Selection, advance_board, halve_when_full, served_score
@@ -61,18 +54,18 @@ class Units:
         self.sizes, self.blocks = sizes, blocks
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
-        self.devices = _devices_for(blocks, at_least)
+        self.devices = devices_for(blocks, at_least)
         self.block_sizes = tuple(-(-size // blocks) for size in sizes)
         keys = jnp.repeat(jax.random.split(key, 1), blocks, axis=0)
         start, hyper = 0, []
         for learner, size, block in zip(learners, sizes, self.block_sizes):
             own = jax.tree.map(lambda a, start=start, size=size: np.asarray(a)[start : start + size], objective)
-            hyper.append(_blocked((learner, own), 1, blocks, block) if self.per_unit else (learner, own))
+            hyper.append(blocked((learner, own), 1, blocks, block) if self.per_unit else (learner, own))
             start += size
         if self.per_unit:
-            hyper, keys = _pad_runs((tuple(hyper), keys), len(self.devices), at_least)
+            hyper, keys = pad_runs((tuple(hyper), keys), len(self.devices), at_least)
         else:
-            keys = _pad_runs(keys, len(self.devices))
+            keys = pad_runs(keys, len(self.devices))
         self.n_units = keys.shape[0]
         platform = self.devices[0].platform
         self.spread: Spread | None = None
@@ -105,7 +98,7 @@ class Units:
         ones."""
         carries = []
         for (learner, _), block in zip(self.hyper, self.block_sizes):
-            init, _, _ = _compiled_init(
+            init, _, _ = compiled_init(
                 learner,
                 self.keys,
                 n_grid=block,
@@ -124,7 +117,7 @@ class Units:
         if self.spread is not None:
             carries = self.spread.gather(carries, what)
         else:
-            carries = _on_host(carries, self.devices)
+            carries = on_host(carries, self.devices)
 
         def one(a, size, block):
             a = np.asarray(a)
@@ -183,7 +176,7 @@ class Units:
         return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
 
     def formats(self, carries: tuple, sparse_rows: bool) -> tuple:
-        """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.engine._carry_formats`, the
+        """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.core.layout.carry_formats`, the
         other leaves split over the units): the layouts and placements the compiled calls take and give, so
         that no call lays the states out again (a call of the other kind than the last lays them out once) and
         the first call's carries are the same signature as the next ones'. The carries' shapes never change,
@@ -193,8 +186,8 @@ class Units:
             self._formats[sparse_rows] = tuple(
                 jax.tree.map(
                     lambda f: split if f is None else f,
-                    _carry_formats(c, learner, self.devices, sparse_rows),
-                    is_leaf=_is_format,
+                    carry_formats(c, learner, self.devices, sparse_rows),
+                    is_leaf=is_format,
                 )
                 for c, (learner, _) in zip(carries, self.hyper)
             )
@@ -204,11 +197,7 @@ class Units:
         """Refuses, on every process, a call that the processes did not all make with the same batch."""
         if self.spread is None:
             return
-        digest = hashlib.blake2b(kind.encode(), digest_size=7)
-        for a in jax.tree.leaves(arrays):
-            a = np.ascontiguousarray(a)
-            digest.update(f"{a.dtype}{a.shape}".encode())
-            digest.update(a.tobytes())
+        digest = update_digest(hashlib.blake2b(kind.encode(), digest_size=7), jax.tree.leaves(arrays))
         table = self.spread.agree([int.from_bytes(digest.digest(), "big")], f"comparing the calls of Live.{kind}")
         if np.any(table[:, 0] != table[0, 0]):
             raise ValueError(
@@ -280,7 +269,7 @@ def _learn_units(
         _learn_units_impl, d=d, selection=selection, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
     in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole, whole)
-    return _sharded(body, devices, in_specs, (split, whole, whole))(
+    return sharded(body, devices, in_specs, (split, whole, whole))(
         carries, board, hyper, objective, rows, y, arrival, served, length
     )
 
@@ -310,15 +299,18 @@ def working_labels(y, rows):
 
 
 def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
-    """The engine's rounds over a batch (its first ``length`` events; all when ``None``) in every unit, the
-    events in their order: ``(carry, every run's pre-update scores (units, grid, n))``."""
+    """The engine's rounds over a batch in every unit, the events in their order: all of them
+    (:func:`jcsol.core.rounds.advance`) when ``length`` is ``None``, else the first ``length`` of a padded batch
+    (:func:`jcsol.core.rounds.advance_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
     n = y.shape[0]
     units = jax.tree.leaves(carry)[0].shape[0]
     none = jnp.zeros(units, jnp.int32)
     order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
     slots = jnp.zeros(n, jnp.int32)
     args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
-    return _advance_impl(*args, d=d, per_unit=per_unit, length=length)
+    if length is None:
+        return advance(*args, d=d, per_unit=per_unit)
+    return advance_prefix(*args, d=d, length=length, per_unit=per_unit)
 
 
 def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
@@ -327,7 +319,7 @@ def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, si
         _predict_units_impl, d=d, rule=rule, grid=grid, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
     in_specs = (split, whole, split if per_unit else whole, whole)
-    return _sharded(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
+    return sharded(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
 
 
 def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes, per_unit, gather):
@@ -345,26 +337,6 @@ def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes,
     return (scores if grid else None), served_score(chosen, scores, rule)
 
 
-def is_linear(learner: Learner) -> bool:
-    """Whether ``learner`` scores by ``w·x`` (:meth:`jcsol.base.Learner.score`), so that a sparse row is scored
-    at O(nnz) from the weights of its features."""
-    return type(learner).score is Learner.score
-
-
-def grid_scores(state, learner, rows, d):
-    """``(n, G)`` scores of the rows under every configuration of one learner's grid (state leaves ``(G, …)``)."""
-    if isinstance(rows, tuple) and is_linear(learner):  # w·x at O(nnz) per row
-        return _sparse_dot(rows, _grid_weights(state, learner).T[rows[0]])
-
-    def one(learner, state):
-        if isinstance(rows, tuple):
-            dense = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
-            return learner.score(state, dense)
-        return learner.score(state, rows)
-
-    return jax.vmap(one)(learner, state).T
-
-
 def served_linear_scores(states: tuple, learners: tuple, sizes: tuple, chosen, rows) -> jax.Array:
     """``(n,)`` scores of sparse rows under one configuration, ``chosen`` in the learners' grids laid side by
     side (their sizes ``sizes``), every learner linear: the weights of the rows' features are gathered for that
@@ -373,19 +345,8 @@ def served_linear_scores(states: tuple, learners: tuple, sizes: tuple, chosen, r
     start = 0
     for state, learner, size in zip(states, learners, sizes):
         own = jnp.clip(chosen - start, 0, size - 1)
-        scores = _sparse_dot(rows, _grid_weights(state, learner).T[rows[0], own][..., None])[:, 0]
+        scores = sparse_dot(rows, grid_weights(state, learner).T[rows[0], own][..., None])[:, 0]
         served = scores if served is None else jnp.where(chosen >= start, scores, served)
         start += size
     assert served is not None
     return served
-
-
-def _grid_weights(state, learner) -> jax.Array:
-    """``(G, d)``: every configuration's weight vector."""
-    return jax.vmap(lambda learner, state: learner.weights(state))(learner, state)
-
-
-def _sparse_dot(rows: tuple, weights: jax.Array) -> jax.Array:
-    """``(n, G)`` dot products of sparse rows ``(indices, values)`` ``(n, k)`` with their features' weights
-    ``(n, k, G)`` (each feature's weights over the grid side by side, as the engine lays them out on the CPU)."""
-    return jnp.einsum("nk,nkg->ng", rows[1], weights)

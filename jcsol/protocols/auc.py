@@ -16,13 +16,12 @@ import time
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..metrics import auc
-from ..stream import dense_features
+from ..scoring import grid_scores, per_run, scoring_rows
 from ..xla_cpu import compile_options
-from .cost_sensitive import _run
+from .cost_sensitive import protocol_run
 from .splits import Splits
 
 __all__ = ["ProtocolResult", "fold_auc", "protocol_auc"]
@@ -36,18 +35,19 @@ class ProtocolResult(NamedTuple):
     time_score: float  # seconds spent scoring the test folds and computing the AUCs
 
 
-def _score_runs(learner, states, X, test, mask, y, batch: int):
+def _score_runs(learner, states, rows, test, mask, y, d: int, batch: int):
     """AUC of each flattened run ``r`` on its own test fold, runs taken ``batch`` at a time."""
 
     def one(args):
-        leaf_learner, state, rows, ok = args
-        s = leaf_learner.score(state, X[rows])
-        return auc(s, y[rows], ok)
+        run_learner, state, fold, ok = args
+        held_out = jax.tree.map(lambda a: a[fold], rows)
+        s = grid_scores(*jax.tree.map(lambda a: a[None], (state, run_learner)), held_out, d)[:, 0]
+        return auc(s, y[fold], ok)
 
     return jax.lax.map(one, (learner, states, test, mask), batch_size=batch)
 
 
-_score_runs_jit = jax.jit(_score_runs, static_argnames=("batch",), compiler_options=compile_options())
+_score_runs_jit = jax.jit(_score_runs, static_argnames=("d", "batch"), compiler_options=compile_options())
 
 
 def protocol_auc(
@@ -61,7 +61,7 @@ def protocol_auc(
     if not isinstance(splits, Splits):
         raise TypeError(f"splits must come from jcsol.protocols.cv_splits, got {type(splits).__name__}")
     y = np.asarray(y)
-    res = _run(learner, X, y, perms=splits.train, key=key, dtype=dtype, **run_kwargs)
+    res = protocol_run(learner, X, y, perms=splits.train, key=key, dtype=dtype, **run_kwargs)
     start = time.perf_counter()
     values = fold_auc(res, X, y, splits, dtype=dtype, batch=batch)
     return ProtocolResult(auc=values, result=res, time_score=time.perf_counter() - start)
@@ -74,6 +74,10 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
     ``scorer`` (default: the trained learner) scores the final states in place of the trained learner: the same
     class and hyperparameters, another static option of how it scores (e.g. KOIL-MKL's ``combine``), so that
     one training gives the AUCs of several readings.
+
+    ``X`` is dense, :class:`jcsol.SparseRows` or a SciPy sparse matrix, checked as :meth:`jcsol.Result.score`
+    checks held-out rows; sparse rows are scored as they are (O(nnz) per row under a linear learner), never
+    densified on the host (:func:`jcsol.scoring.grid_scores`).
     """
     learner = result.learner
     if scorer is not None:
@@ -85,18 +89,13 @@ def fold_auc(result, X, y, splits: Splits, *, scorer=None, dtype=None, batch: in
         learner = jax.tree.unflatten(jax.tree.structure(scorer), jax.tree.leaves(learner))
     y = np.asarray(y)
     grid_shape, P = result.grid_shape, result.n_perms
-    n_grid = math.prod(grid_shape)
     float_dtype = np.dtype(dtype or np.float32)
-    X = dense_features(X, float_dtype, result.n_features)
-    leaves, treedef = jax.tree.flatten(learner)
-    per_run = jax.tree.unflatten(
-        treedef, [np.repeat(np.broadcast_to(np.asarray(l, float_dtype), grid_shape).reshape(n_grid), P) for l in leaves]
-    )
-    states = jax.tree.map(lambda a: a.reshape((n_grid * P,) + a.shape[len(grid_shape) + 1 :]), result.states)
-    tests = np.tile(splits.test, (n_grid, 1))
-    masks = np.tile(splits.test_mask, (n_grid, 1))
-    Xd = jnp.asarray(X)
-    values = _score_runs_jit(per_run, states, Xd, jnp.asarray(tests), jnp.asarray(masks), jnp.asarray(y), batch=batch)
+    rows, d = scoring_rows(X, float_dtype, result.n_features)
+    runs = per_run(learner, grid_shape, P, float_dtype)
+    states = jax.tree.map(lambda a: a.reshape((result.n_runs,) + a.shape[len(grid_shape) + 1 :]), result.states)
+    n_grid = math.prod(grid_shape)
+    tests, masks = np.tile(splits.test, (n_grid, 1)), np.tile(splits.test_mask, (n_grid, 1))
+    values = _score_runs_jit(runs, states, rows, tests, masks, y, d=d, batch=batch)
     return np.asarray(jax.block_until_ready(values)).reshape(grid_shape + (P,))
 
 

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import metrics
+from .. import algorithms, metrics
 from ..algorithms.acog import ACOG
 from ..base import Learner
 from ..engine import run
@@ -46,22 +46,11 @@ __all__ = [
     "OfflineVsLaplace",
 ]
 
-# The step-size hyperparameter each learner family selects from {1e-5, …, 1e5}, as all three papers do ("η, λ,
-# C chosen from {10^-5, …, 10^5}"). AROW (r = 1) and CW (η is a confidence level, not a step) keep their values.
-# (The ACOG paper's AROW numbers fit r chosen from the grid — r = 0.1 on german, 1e-3 on magic04 — but its §4.1
-# sets "the regularized parameter γ for AROW" to 1, and jcsol keeps that.)
-STEP_SIZE = {
-    "COG": "eta",
-    "ACOG": "eta",
-    "OGD": "eta",
-    "PA1": "C",
-    "PA2": "C",
-    "CPAPB": "C",
-    "SCW1": "C",
-    "SCW2": "C",
-    "OptaxCOG": "learning_rate",
-}
-FIXED = {"AROW", "CW", "Perceptron", "ROMMA", "AROMMA", "PA", "PAUM"}
+#: The step size of each shipped learner class by class name, and the classes without one: read from the
+#: classes, which declare it (:attr:`jcsol.Learner.step_size`); :func:`default_grid` reads the learner's own class.
+_SHIPPED = [c for c in map(vars(algorithms).get, algorithms.__all__) if isinstance(c, type) and issubclass(c, Learner)]
+STEP_SIZE = {c.__name__: c.step_size for c in _SHIPPED if c.step_size}
+FIXED = {c.__name__ for c in _SHIPPED if not c.step_size}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -69,7 +58,8 @@ FIXED = {"AROW", "CW", "Perceptron", "ROMMA", "AROMMA", "PA", "PAUM"}
 
 
 def default_grid(learner: Learner) -> dict[str, np.ndarray]:
-    """The papers' selection grid for ``learner``: its step size (η, λ or C) over ``decades()``, or nothing.
+    """The papers' selection grid for ``learner``: its step size (η, λ or C, the field its class names as
+    :attr:`jcsol.Learner.step_size`) over ``decades()``, or nothing.
 
     >>> import jcsol
     >>> sorted(default_grid(jcsol.ACOG()))
@@ -77,14 +67,11 @@ def default_grid(learner: Learner) -> dict[str, np.ndarray]:
     >>> default_grid(jcsol.AROW())
     {}
     """
-    kind = type(learner).__name__
-    name = STEP_SIZE.get(kind)
-    if name is None and kind not in FIXED:
-        name = next((n for n in ("eta", "lambda_", "C", "learning_rate") if n in learner.hyperparameters()), None)
+    name = learner.step_size
     return {name: decades()} if name else {}
 
 
-def _run(learner: Learner, X, y, **kwargs: Any) -> Result:
+def protocol_run(learner: Learner, X, y, **kwargs: Any) -> Result:
     """:func:`jcsol.run`, whose result a protocol needs in every process that calls it."""
     res = run(learner, X, y, **kwargs)
     if res is None:
@@ -142,7 +129,7 @@ def _add_axis(obj, position: int):
         if np.ndim(v) > 0:
             v = np.asarray(v)
             changes[k] = np.expand_dims(v, v.ndim + 1 + position if position < 0 else position)
-    return dataclasses.replace(obj, **changes) if changes else obj
+    return obj.replace(**changes) if changes else obj  # a pairing of every array field is kept
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -223,10 +210,12 @@ def select_and_rerun(
     measure = metrics.check_measure(measure or _default_measure(objective))
     learner_grid, axes = _with_grid(learner, grid)
     if not axes:
-        res = _run(learner, X, y, perms=perms, objective=objective, key=key, curve_points=curve_points, **run_kwargs)
+        res = protocol_run(
+            learner, X, y, perms=perms, objective=objective, key=key, curve_points=curve_points, **run_kwargs
+        )
         return Selection(learner.name, measure, {}, (), res, res)
     # without a re-run the sweep itself records the curves (grid × P × curve_points counts)
-    sweep = _run(
+    sweep = protocol_run(
         learner_grid,
         X,
         y,
@@ -240,7 +229,7 @@ def select_and_rerun(
     chosen = {k: best.params[k] for k in axes}
     if rerun:
         again = rerun_key if rerun_key is not None else _fresh_key(key)
-        result = _run(
+        result = protocol_run(
             best.result.learner,
             X,
             y,
@@ -359,7 +348,7 @@ def cross_validate(
     tests = np.zeros((len(splits.train), len(y_arr)), bool)  # (P, n) the held-out rows of each run
     for p, (rows, held_out) in enumerate(zip(splits.test, splits.test_mask)):
         tests[p, rows[held_out]] = True
-    train = _run(learner_grid, X, y, perms=splits.train, objective=objective, key=key, **run_kwargs)
+    train = protocol_run(learner_grid, X, y, perms=splits.train, objective=objective, key=key, **run_kwargs)
     scores = train.score(X)  # grid + (P, n)
     pred = scores >= 0
     label = (y_arr > 0)[None, :]
@@ -445,7 +434,7 @@ def varying_weights(
     learner_grid = _add_axis(learner_grid, -1) if lead else learner_grid
     shaped = w.reshape((1,) * len(lead) + (len(w),))
     objective = Sum(alpha_p=1.0 - shaped, rho=rho) if kind == "sum" else Cost(c_p=1.0 - shaped, c_n=shaped)
-    res = _run(learner_grid, X, y, perms=perms, objective=objective, key=key, **run_kwargs)
+    res = protocol_run(learner_grid, X, y, perms=perms, objective=objective, key=key, **run_kwargs)
     values = res.measure(kind)  # lead + (W, P)
     if lead:
         flat = values.reshape((-1,) + values.shape[-2:])  # (G, W, P)
@@ -560,7 +549,7 @@ def sensitivity(
     defaults = {
         k: float(np.asarray(v)) for k, v in learner.hyperparameters().items() if k in values and np.ndim(v) == 0
     }
-    res = _run(product_grid(learner, **values), X, y, perms=perms, objective=objective, key=key, **run_kwargs)
+    res = protocol_run(product_grid(learner, **values), X, y, perms=perms, objective=objective, key=key, **run_kwargs)
     return Sensitivity(learner.name, measure, values, defaults, res)
 
 
@@ -620,7 +609,7 @@ def old_vs_new_sigma(
     measure = metrics.check_measure(measure or _default_measure(objective))
     etas = decades() if eta is None else np.asarray(eta, np.float64).ravel()
     learner = ACOG(gamma=gamma, loss=loss, diagonal=diagonal)
-    res = _run(
+    res = protocol_run(
         product_grid(learner, eta=etas, new_sigma=[0.0, 1.0]),
         X,
         y,

@@ -1,0 +1,12 @@
+"""The engine's core: what :func:`jcsol.run`, the live learner (:class:`jcsol.Live`) and the estimator share.
+
+Private by package (as optax keeps ``optax/_src``): the names here are public to jcsol's modules, which import
+them, and not part of jcsol's API, which may change them at any release.
+
+- :mod:`jcsol.core.rounds`: a run's carry and its rounds — the initial carry, a chunk of rounds scanned
+  (:func:`~jcsol.core.rounds.advance`), the first rounds of a padded batch (:func:`~jcsol.core.rounds.advance_prefix`);
+- :mod:`jcsol.core.layout`: the memory layout of a carry's state vectors (configurations minor on sparse rows);
+- :mod:`jcsol.core.placement`: runs as units over devices and processes, and back in the grid's order;
+- :mod:`jcsol.core.checks`: the checks every entry point makes before any work (dtype, grid, memory);
+- :mod:`jcsol.core.programs`: the rounds compiled for a placement, and the cache of compiled programs.
+"""

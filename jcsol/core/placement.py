@@ -1,0 +1,97 @@
+"""Runs placed as *units* over devices and processes, and laid out back in the grid's order.
+
+A unit is one permutation and one block of consecutive grid points (the whole grid unless ``grid_blocks`` cuts
+it). A unit is never split: its grid points share each round's row, so a learner's products over them are one
+matrix–vector product whose rounding depends on how many grid points it holds (XLA's CPU kernels take its rows in
+tiles). Splitting whole units leaves every unit's arithmetic as it is, so a result does not depend on the device
+count. Units are laid out first, grid points of the unit's block second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec
+
+from ..distributed import global_devices
+
+
+def devices_for(n_units: int, at_least: int = 1) -> tuple:
+    """The devices a run's units are split over: in one process, its local devices, but no more than leave
+    ``at_least`` units to each; over several processes, every device of every process (each process must take
+    part, the units padded to ``at_least`` a device)."""
+    if jax.process_count() > 1:
+        return global_devices()
+    return tuple(jax.local_devices()[: max(1, min(n_units // at_least, len(jax.local_devices())))])
+
+
+def runs_here(n_units: int) -> int:
+    """How many of ``n_units`` units this process's devices hold (all of them, in one process)."""
+    if jax.process_count() == 1:
+        return n_units
+    return -(-n_units // jax.device_count()) * jax.local_device_count()
+
+
+def pad_runs(per_unit, n_devices: int, at_least: int = 1):
+    """Pads the unit axis (every leaf's first) to a multiple of the device count, with ``at_least`` units a
+    device, by repeating the last unit."""
+    n = jax.tree.leaves(per_unit)[0].shape[0]
+    pad = n_devices * max(at_least, -(-n // n_devices)) - n
+    if not pad:
+        return per_unit
+    return jax.tree.map(lambda a: jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]), per_unit)
+
+
+def blocked(tree, n_perm: int, blocks: int, block: int):
+    """Hyperparameter leaves of the flat grid as ``(n_perm * blocks, block)``: unit ``u`` holds the grid
+    points of block ``u % blocks``, the last block padded with copies of the last point."""
+
+    def one(a):
+        padded = np.concatenate([a, np.repeat(a[-1:], blocks * block - a.shape[0])])
+        return np.tile(padded.reshape(blocks, block), (n_perm, 1))
+
+    return jax.tree.map(one, tree)
+
+
+def grid_major(tree, grid_shape: tuple[int, ...], n_perm: int, blocks: int):
+    """Leaves laid out (units, grid points of the unit's block, …) as (grid_shape…, permutations, …), the
+    padded units and grid points dropped. Unit ``u`` is permutation ``u // blocks``, block ``u % blocks``."""
+    n_grid = math.prod(grid_shape)
+
+    def one(a):
+        xp = np if isinstance(a, np.ndarray) else jnp
+        per_perm = a[: n_perm * blocks].reshape((n_perm, blocks * a.shape[1]) + a.shape[2:])[:, :n_grid]
+        return xp.swapaxes(per_perm, 0, 1).reshape(grid_shape + (n_perm,) + a.shape[2:])
+
+    return jax.tree.map(one, tree)
+
+
+def sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
+    """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``; ``fn`` itself
+    on one device); the data are replicated, as every run reads the whole stream. The outputs are split over the
+    units unless ``out_specs`` says otherwise."""
+    if len(devices) == 1:
+        return fn
+    mesh = Mesh(np.array(devices), ("runs",))
+    out_specs = PartitionSpec("runs") if out_specs is None else out_specs
+    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+
+
+def on_host(tree, devices: tuple):
+    """``tree`` as it is on one device; split over several, fetched to the host shard by shard. An eager
+    operation on arrays split over several CPU devices is one program with a collective in it, which XLA's CPU
+    runtime can abort on (a participant that never arrives)."""
+    return tree if len(devices) == 1 else jax.tree.map(np.asarray, tree)
+
+
+def precision(devices: tuple):
+    """The context a run's programs are traced in, on ``devices`` (none: an accelerator's): float32 products in
+    float32 on accelerators, whose default would take TF32's 10-bit mantissas for a matrix product; the CPU
+    computes in float32 anyway."""
+    on_cpu = bool(devices) and devices[0].platform == "cpu"
+    return contextlib.nullcontext() if on_cpu else jax.default_matmul_precision("highest")
