@@ -98,7 +98,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .datasets import add_bias, binarize, l2_normalize
-from .stream import EXACT_INTEGERS, SparseRows
+from .stream import EXACT_INTEGERS, SparseRows, inexact_integers
 
 #: Version 2 adds ``datetime``, ``drop`` and ``bias``; a version-1 state is read as having none of them.
 FORMAT_VERSION = 2
@@ -1196,7 +1196,7 @@ class _Arrow(_Source):
         types = pa.types
         if types.is_integer(col.type):
             exact = col.fill_null(0).to_numpy()  # int64 or uint64: every value as it is
-            beyond = (exact > EXACT_INTEGERS) | ((exact < -EXACT_INTEGERS) if exact.dtype.kind == "i" else False)
+            beyond = inexact_integers(exact)
             if beyond.any():
                 row = int(np.argmax(beyond))
                 _refuse_inexact(column, exact[row], row)

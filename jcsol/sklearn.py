@@ -49,12 +49,11 @@ from .base import (
     pytree_dataclass,
 )
 from .batches import bucket
-from .core.checks import MEMORY_USABLE
+from .core.checks import check_memory
 from .datasets import l2_normalize
-from .devices import available_memory
 from .objective import Cost, Objective, Sum
 from .scoring import is_linear
-from .stream import EXACT_INTEGERS, SparseRows, check_fits
+from .stream import EXACT_INTEGERS, SparseRows, check_fits, inexact_integers
 from .xla_cpu import compile_options
 
 try:  # scikit-learn >= 1.6
@@ -183,9 +182,7 @@ def _first_unfit(values: np.ndarray) -> tuple[int, str, str, type[Exception]] | 
     index, the value, why (an integer beyond :data:`EXACT_INTEGERS`, a datetime or, in an object or text array, a
     value that is not a number) and the error to raise (``TypeError`` for what is no number nor text, as NumPy)."""
     if values.dtype.kind in "iu":
-        beyond = values > EXACT_INTEGERS
-        if values.dtype.kind == "i":
-            beyond |= values < -EXACT_INTEGERS
+        beyond = inexact_integers(values)
         if beyond.any():
             k = int(np.argmax(beyond))
             return k, f"the integer {values[k]}", f" ({int(beyond.sum())} such value(s)){_INEXACT}", ValueError
@@ -294,21 +291,6 @@ def _dense_blocks(X, normalize: bool, dtype) -> Iterator[np.ndarray]:
 def _state_dtype(state) -> np.dtype:
     """The float dtype of a model's state."""
     return next(np.dtype(leaf.dtype) for leaf in jax.tree.leaves(state) if np.dtype(leaf.dtype).kind == "f")
-
-
-def _check_memory(learner: Learner, d: int, dtype) -> None:
-    """Refuses a model whose state would not fit in :data:`jcsol.core.checks.MEMORY_USABLE` of the free memory (as a run
-    is refused): three copies while learning (the scan's carry, the round's new state, the host's copy)."""
-    shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
-    state = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
-    need = 3 * state
-    usable = int(MEMORY_USABLE * available_memory())
-    if need > usable:
-        gib = 2.0**30
-        raise MemoryError(
-            f"{learner.name} with d={d} needs {state / gib:.2f} GiB of state, {need / gib:.1f} GiB while learning, "
-            f"more than the {usable / gib:.1f} GiB usable; {learner.too_large_hint()}"
-        )
 
 
 def _same_label(given: Any, label: Any) -> bool:
@@ -783,7 +765,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _start(self, settings: _Settings, d: int) -> None:
         """The model before the first row (the last step before the pass: it draws from ``random_state``)."""
-        _check_memory(settings.learner, d, settings.dtype)
+        check_memory(settings.learner, d, 1, settings.dtype)  # one model, as a run of one
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         state = settings.learner.init(d, jax.random.key(seed), settings.dtype)
         self.state_ = jax.tree.map(np.asarray, state)

@@ -164,15 +164,17 @@ def check_features(X: Any, *, columns_once: bool = True) -> np.ndarray | SparseR
 EXACT_INTEGERS = 2**53
 
 
-def _refuse_inexact_integers(values: np.ndarray, what: str) -> None:
-    """Refuses integers (a NumPy integer array, or Python ints in an object array) beyond :data:`EXACT_INTEGERS`,
-    naming the first, its row and, for a matrix, its column."""
+def inexact_integers(values: np.ndarray) -> np.ndarray:
+    """Where ``values`` holds an integer that float64 would round, beyond ±:data:`EXACT_INTEGERS` (a boolean mask
+    of its shape): a NumPy integer array at once, Python or NumPy ints of an object array one by one (bools are
+    no integers here); arrays of other dtypes hold none."""
     if values.dtype.kind in "iu":
         beyond = values > EXACT_INTEGERS
         if values.dtype.kind == "i":
             beyond |= values < -EXACT_INTEGERS
-    elif values.dtype == object:
-        beyond = np.frompyfunc(
+        return beyond
+    if values.dtype == object:
+        return np.frompyfunc(
             lambda v: (
                 isinstance(v, (int, np.integer))
                 and not isinstance(v, (bool, np.bool_))
@@ -181,8 +183,13 @@ def _refuse_inexact_integers(values: np.ndarray, what: str) -> None:
             1,
             1,
         )(values).astype(bool)
-    else:
-        return
+    return np.zeros(values.shape, bool)
+
+
+def _refuse_inexact_integers(values: np.ndarray, what: str) -> None:
+    """Refuses integers (a NumPy integer array, or Python ints in an object array) beyond :data:`EXACT_INTEGERS`,
+    naming the first, its row and, for a matrix, its column."""
+    beyond = inexact_integers(values)
     if beyond.any():
         at = np.unravel_index(int(np.argmax(beyond)), values.shape)
         where = f"row {at[0]}, column {at[1]}" if len(at) == 2 else f"row {at[0]}"
@@ -210,7 +217,8 @@ def as_numbers(values: Any, what: str) -> np.ndarray:
             column = values.iloc[:, j]
             kind = getattr(dtype, "kind", "O")
             if kind in "iu":
-                _refuse_inexact_integers(column.to_numpy(dtype=object, na_value=None), f"{what}: column {name!r}")
+                exact = column.to_numpy(dtype=np.int64 if kind == "i" else np.uint64, na_value=0)  # at once
+                _refuse_inexact_integers(exact, f"{what}: column {name!r}")
             if kind in "iuf":
                 columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
             elif kind == "O":  # text, categories, Python objects: numbers only, each entry checked

@@ -217,8 +217,7 @@ class PendingStore:
         needed = n - len(self.free) - evicted
         if needed <= 0:
             return
-        allocated = self.scores.shape[0]
-        size = min(self.capacity, max(allocated + needed, 2 * allocated, 1024))
+        allocated, size = self.scores.shape[0], self._grown(needed)
         if isinstance(rows, SparseRows):
             width = max(rows.values.shape[1], self.rows[1].shape[1] if isinstance(self.rows, tuple) else 0)
             per_row = width * (rows.values.dtype.itemsize + 4)  # values and int32 indices
@@ -254,11 +253,16 @@ class PendingStore:
         allocated = self.scores.shape[0]
         needed = n - len(self.free)
         if needed > 0:  # len(slots) + n <= capacity, so allocated + needed <= capacity
-            size = min(self.capacity, max(allocated + needed, 2 * allocated, 1024))
+            size = self._grown(needed)
             self._grow(size)
             self.free.extend(range(allocated, size))
         taken, self.free = self.free[:n], self.free[n:]
         return np.array(taken, np.int64)
+
+    def _grown(self, needed: int) -> int:
+        """The store's size once grown for ``needed`` more slots: doubled (1024 at least), up to its capacity."""
+        allocated = self.scores.shape[0]
+        return min(self.capacity, max(allocated + needed, 2 * allocated, 1024))
 
     def _grow(self, size: int) -> None:
         pad = lambda a: np.concatenate([a, np.zeros((size - a.shape[0],) + a.shape[1:], a.dtype)])
