@@ -5,16 +5,23 @@ it measured), and skips a step that its time budget cannot finish. Side by side 
 protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and the 2,420-run η × γ grid:
 
 * the scan as it is, with XLA's command buffers for ``while`` loops, and unrolled;
-* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes and warp counts;
-* every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``);
-* full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, with the share of the device's
-  peak bandwidth their state traffic reaches;
+* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes, warp counts and pipelining stages
+  (``--kernels``);
+* every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``), after a check
+  of which of jcsol's CPU programs the installed jaxlib compiles on 1, 2 and every core's device;
+* full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, a round and 8 rounds an
+  iteration, with the share of the device's peak bandwidth their state traffic reaches;
 * a ``jax.profiler`` trace of 64 rounds of each path, parsed here: kernels per round, device time against wall
-  time per round;
-* the kernel's counts and states against the scan's on the same orders (counts equal but for rounds whose score
-  is within 1e-5 of 0, relative; states within 1e-5 of each run's scale);
+  time per round; Nsight Compute's registers, spills, occupancy and speed of light of the kernel, where ``ncu``
+  is installed;
+* the kernel's counts and states, and the unrolled scan's, against the scan's on the same orders (counts equal but
+  for rounds whose score is within 1e-5 of 0, relative; states within 1e-5 of each run's scale; whether the bits
+  are the same);
 * a toy scan's cost per iteration (the launch cost that the kernel path removes), and KOIL's 8,820-run (σ, C)
-  grid on letter, run whole when the rest of the budget allows, else estimated from a prefix.
+  grid on letter, a round and 8 rounds an iteration, each run whole when the rest of the budget allows, else
+  estimated from a prefix.
+
+``--only`` runs the steps named (and ``scans`` adds the scan variants to the two sweeps' kernel shapes).
 
     python benchmarks/gpu_window.py                      # on the GPU: about 6 minutes, figures in benchmarks/results/
     python benchmarks/gpu_window.py --budget 300 --json out.json
@@ -186,9 +193,24 @@ def public(figures: dict) -> dict:
     return {k: v for k, v in figures.items() if not k.startswith("_")}
 
 
-def variants(dry: bool) -> list[tuple[str, object]]:
-    """The paths compared: the scan as is, with command buffers, unrolled; the kernel at a few shapes (the dry run:
-    one of each kind)."""
+#: The kernel shapes compared by default: the GPU's (one run a program, one warp), with 2 stages, 2 and 4 runs a
+#: program, and the whole grid of a permutation on 4 warps (``benchmarks/results/gpu_window-h200-2026-11-27.md``).
+KERNELS = ((1, 1, 1), (1, 1, 2), (2, 1, 1), (4, 1, 1), (None, 4, 1))
+
+
+def kernel_shapes(spec: str) -> tuple:
+    """``--kernels``' value: ``block:warps:stages`` shapes, comma-separated (block ``grid``: every grid point of a
+    permutation in one program)."""
+    shapes = []
+    for item in spec.split(","):
+        block, warps, stages = item.split(":")
+        shapes.append((None if block == "grid" else int(block), int(warps), int(stages)))
+    return tuple(shapes)
+
+
+def variants(dry: bool, kernels: tuple = KERNELS, scans: bool = True) -> list[tuple[str, object]]:
+    """The paths compared: the scan as is, with command buffers, unrolled (unless not ``scans``); the kernel at
+    each shape of ``kernels`` (the dry run: one of each kind)."""
     import jcsol
 
     if dry:
@@ -196,22 +218,26 @@ def variants(dry: bool) -> list[tuple[str, object]]:
             ("scan", jcsol.Scan()),
             ("scan unroll=2", jcsol.Scan(unroll=2)),
             ("kernel", jcsol.Kernel()),
-            ("kernel block=1 warps=1", jcsol.Kernel(block=1, num_warps=1)),
+            ("kernel block=4 warps=1", jcsol.Kernel(block=4, num_warps=1)),
         ]
-    out: list[tuple[str, object]] = [
-        ("scan", jcsol.Scan()),
-        ("scan+cmdbuf", jcsol.Scan(compiler_options={"xla_gpu_enable_command_buffer": COMMAND_BUFFERS})),
-        ("scan unroll=8", jcsol.Scan(unroll=8)),
-    ]
-    for block, warps in ((None, 4), (None, 1), (4, 1), (1, 1), (16, 8)):
-        out.append((f"kernel block={block or 'grid'} warps={warps}", jcsol.Kernel(block=block, num_warps=warps)))
+    out: list[tuple[str, object]] = []
+    if scans:
+        out += [
+            ("scan", jcsol.Scan()),
+            ("scan+cmdbuf", jcsol.Scan(compiler_options={"xla_gpu_enable_command_buffer": COMMAND_BUFFERS})),
+            ("scan unroll=8", jcsol.Scan(unroll=8)),
+        ]
+    for block, warps, stages in kernels:
+        label = f"kernel block={block or 'grid'} warps={warps}" + (f" stages={stages}" if stages != 1 else "")
+        out.append((label, jcsol.Kernel(block=block, num_warps=warps, num_stages=stages)))
     return out
 
 
-def compare_paths(window: Window, name: str, learner, X, y, perms, dry: bool, cpu: dict | None) -> dict:
-    """Every variant of :func:`variants` on one workload, each line printed with its ratio to the host CPU."""
+def compare_paths(window: Window, name: str, learner, X, y, perms, dry: bool, cpu: dict | None, paths) -> dict:
+    """Every path of ``paths`` (:func:`variants`) on one workload, each line printed with its ratio to the host
+    CPU."""
     out = {}
-    for label, path in variants(dry):
+    for label, path in paths:
         needs = 5.0 if dry else 20.0
         if window.left() < needs:
             out[label] = {"skipped": "budget"}
@@ -268,14 +294,67 @@ def scan_worker(data_dir: Path) -> dict:
     return public(timed(jcsol.ACOG(eta=etas(11), diagonal=True), X, y, orders(len(y), 20), "scan", 3))
 
 
+def kernel_worker(data_dir: Path) -> dict:
+    """The 220-run protocol's first 2,048 rounds on the kernel path, once compiled and once timed (for ``ncu``)."""
+    import jcsol
+
+    X, y = a9a(data_dir, None)
+    return public(timed(jcsol.ACOG(eta=etas(11), diagonal=True), X, y, orders(len(y), 20)[:, :2048], "kernel", 1))
+
+
+def nsight_compute(window: Window) -> dict:
+    """Nsight Compute's launch statistics (registers, shared memory, spills), occupancy and speed of light of the
+    kernel path's kernel, from a child process running :func:`kernel_worker` (the clocks left as they are)."""
+    import shutil
+
+    ncu = shutil.which("ncu") or next(iter(sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu"))), None)
+    if ncu is None:
+        return {"error": "ncu is not on this machine"}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "kernel.json"
+        command = [
+            str(ncu),
+            "--clock-control",
+            "none",
+            "--kernel-name",
+            "regex:jcsol_",
+            "--launch-count",
+            "1",
+            "--section",
+            "LaunchStats",
+            "--section",
+            "Occupancy",
+            "--section",
+            "SpeedOfLight",
+            "--section",
+            "WarpStateStats",
+            sys.executable,
+            __file__,
+            "--kernel-worker",
+            str(out),
+            "--data-dir",
+            str(DATA),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=max(30, window.left() - 10))
+    report = done.stdout[-12000:]
+    for line in report.splitlines():
+        if any(key in line for key in ("Registers Per Thread", "Stack Size", "Achieved Occupancy", "Duration")):
+            window.say(f"  ncu: {' '.join(line.split())}")
+    return {"returncode": done.returncode, "report": report, "stderr": done.stderr[-3000:]}
+
+
 def agreement(learner, X, y, perms, kernel_path) -> dict:
-    """The kernel's result against the scan's on the same orders (the tolerances of tests/test_kernel.py)."""
+    """The result of ``kernel_path`` (the kernel, or another scan) against the scan's as is on the same orders (the
+    tolerances of tests/test_kernel.py), and whether its bits are the scan's."""
     import jax
 
     import jcsol
 
-    scan = jcsol.run(learner, X, y, perms=perms, path="scan", record_scores=True, curve_points=8)
+    scan = jcsol.run(learner, X, y, perms=perms, path=jcsol.Scan(), record_scores=True, curve_points=8)
     kernel = jcsol.run(learner, X, y, perms=perms, path=kernel_path, record_scores=True, curve_points=8)
+    same_bits = np.array_equal(scan.counts, kernel.counts) and all(
+        np.array_equal(a, b) for a, b in zip(jax.tree.leaves(scan.states), jax.tree.leaves(kernel.states))
+    )
     scores = scan.scores.reshape(-1, scan.scores.shape[-1])
     scale = np.abs(scores).max(axis=1, keepdims=True)
     near_rounds = (np.abs(scores) < EPS * scale) & (scores != 0)
@@ -296,6 +375,7 @@ def agreement(learner, X, y, perms, kernel_path) -> dict:
         "curve_equal_in_clear_runs": bool(np.array_equal(scan.curve[clear], kernel.curve[clear])),
         "state_max_relative_error": worst,
         "within_tolerance": bool(worst <= RTOL),
+        "same_bits": bool(same_bits),
     }
 
 
@@ -370,12 +450,73 @@ def cpu_baseline(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> di
     """The host CPU's run times of the workloads compared, in a child process (``JAX_PLATFORMS=cpu``)."""
     if dry:
         return cpu_worker(data_dir, dry, n_perm, n_eta, rows)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cpu.json"
-        env = dict(os.environ, JAX_PLATFORMS="cpu")
-        command = [sys.executable, __file__, "--cpu-worker", str(out), "--data-dir", str(data_dir)]
-        subprocess.run(command, env=env, check=True, timeout=240)
-        return json.loads(out.read_text())
+    failures = []
+    # later tries keep XLA's CPU defaults, then one CPU device, in case the installed jaxlib fails on either
+    tries = ({}, {"JCSOL_XLA_CPU": "default"}, {"JCSOL_CPU_DEVICES": "1"})
+    for hidden in ({"JAX_PLATFORMS": "cpu", **extra} for extra in tries):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "cpu.json"
+            command = [
+                sys.executable,
+                "-X",
+                "faulthandler",
+                __file__,
+                "--cpu-worker",
+                str(out),
+                "--data-dir",
+                str(data_dir),
+            ]
+            done = subprocess.run(command, env=dict(os.environ, **hidden), capture_output=True, text=True, timeout=240)
+            if done.returncode == 0:
+                return {**json.loads(out.read_text()), "environment": hidden, "failed_tries": failures}
+            failures.append({"environment": hidden, "returncode": done.returncode, "stderr": done.stderr[-3000:]})
+    raise RuntimeError(f"the host CPU's child process failed: {json.dumps(failures)[-3500:]}")
+
+
+CPU_PROGRAM = """
+import json, sys
+import jax, jax.numpy as jnp
+devices, options = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+jax.config.update("jax_num_cpu_devices", devices)
+def body(c, x):
+    return c * 0.999 + jnp.tanh(c @ x), None
+f = jax.jit(lambda c, xs: jax.lax.scan(body, c, xs)[0], compiler_options=options)
+mesh = jax.make_mesh((devices,), ("runs",))
+c = jax.device_put(jnp.ones((devices, 8)), jax.NamedSharding(mesh, jax.P("runs")))
+print(float(f(c, jnp.full((16, 8, 8), 0.01)).sum()))
+"""
+GERMAN = (
+    "import jcsol; X, y = jcsol.datasets.load('german'); "
+    "print(jcsol.run(jcsol.ACOG(eta=1e-2, diagonal=True), X, y, perms=4).counts.sum())"
+)
+
+
+def cpu_options(dry: bool = False) -> dict:
+    """What the installed jaxlib's CPU compiler takes, each in a child process (``JAX_PLATFORMS=cpu``): a small scan
+    on 1 and 4 devices with none or each of jcsol's XLA CPU options, and a German run on 1, 2 and every core's
+    device, under jcsol's options and XLA's defaults. A child that crashes leaves its return code and the end of
+    its error output. The dry run tries the first of each kind."""
+    import jcsol.xla_cpu
+
+    tries = {"none": {}, **{name: {name: value} for name, value in jcsol.xla_cpu.compile_options().items()}}
+    runs = [
+        (f"small scan, {n} device(s), {label}", [CPU_PROGRAM, str(n), json.dumps(options)], {})
+        for n in (1, 4)
+        for label, options in tries.items()
+    ]
+    for devices in ("1", "2", ""):
+        for label, extra in (("jcsol's options", {}), ("XLA's defaults", {"JCSOL_XLA_CPU": "default"})):
+            name = f"German run, {devices or 'every core'} device(s), {label}"
+            runs.append((name, [GERMAN], {"JCSOL_CPU_DEVICES": devices, **extra}))
+    if dry:
+        runs = [runs[0], runs[-2]]  # a small scan on one device, a German run on every core's
+    out = {}
+    for name, program, extra in runs:
+        env = dict(os.environ, JAX_PLATFORMS="cpu", **extra)
+        command = [sys.executable, "-X", "faulthandler", "-c", *program]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        out[name] = {"returncode": done.returncode, "stderr": done.stderr[-1500:]}
+    return out
 
 
 def cpu_worker(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> dict:
@@ -393,12 +534,12 @@ def cpu_worker(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> dict
     return out
 
 
-def full_covariance(X, y, perms, n_eta: int, peak: float | None) -> dict:
-    """Full ACOG-I, 220 runs: run time and the share of peak bandwidth its state traffic reaches (each round reads
-    and writes every run's Σ and μ)."""
+def full_covariance(X, y, perms, n_eta: int, peak: float | None, unroll: int = 1) -> dict:
+    """Full ACOG-I, 220 runs, on the scan unrolled ``unroll`` times: run time and the share of peak bandwidth its
+    state traffic reaches (each round reads and writes every run's Σ and μ)."""
     import jcsol
 
-    figures = public(timed(jcsol.ACOG(eta=etas(n_eta)), X, y, perms, "scan", 1))
+    figures = public(timed(jcsol.ACOG(eta=etas(n_eta)), X, y, perms, jcsol.Scan(unroll=unroll), 1))
     d = X.shape[1]
     bytes_per_round = 2 * 4 * (d * d + d) * figures["runs"]
     figures["state_tbs"] = bytes_per_round * figures["rounds"] / figures["run_s"] / 1e12
@@ -406,8 +547,9 @@ def full_covariance(X, y, perms, n_eta: int, peak: float | None) -> dict:
     return figures
 
 
-def koil(data_dir: Path, window: Window, dry: bool) -> dict:
-    """KOIL RS++'s (σ, C) grid on letter's 5 × 4 training folds: a prefix timed, the whole run when it fits."""
+def koil(data_dir: Path, window: Window, dry: bool, unroll: int = 1) -> dict:
+    """KOIL RS++'s (σ, C) grid on letter's 5 × 4 training folds, on the scan unrolled ``unroll`` times: a prefix
+    timed, the whole run when it fits."""
     import jcsol
     from jcsol.datasets import load_koil
     from jcsol.protocols import cv_splits
@@ -421,8 +563,9 @@ def koil(data_dir: Path, window: Window, dry: bool) -> dict:
     )
     objective = jcsol.Sum(rho="laplace")
     prefix = folds[:, : (64 if dry else 500)]
-    first = jcsol.run(learner, X, y, perms=prefix, objective=objective)
-    timed_prefix = jcsol.run(learner, X, y, perms=prefix, objective=objective)
+    path = jcsol.Scan(unroll=unroll)
+    first = jcsol.run(learner, X, y, perms=prefix, objective=objective, path=path)
+    timed_prefix = jcsol.run(learner, X, y, perms=prefix, objective=objective, path=path)
     rounds = folds.shape[1] if s["koil_rounds"] is None else s["koil_rounds"]
     estimate = timed_prefix.time_run / prefix.shape[1] * rounds + first.time_compile
     out = {
@@ -434,7 +577,7 @@ def koil(data_dir: Path, window: Window, dry: bool) -> dict:
     }
     window.say(f"  KOIL {out['runs']} runs × {rounds} rounds: about {estimate:.1f} s from a prefix")
     if window.left() > estimate * 1.3 + 10:
-        res = jcsol.run(learner, X, y, perms=folds[:, :rounds], objective=objective)
+        res = jcsol.run(learner, X, y, perms=folds[:, :rounds], objective=objective, path=path)
         out.update(measured_s=res.time_run + res.time_compile, run_s=res.time_run, compile_s=res.time_compile)
     return out
 
@@ -482,14 +625,25 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="the figures (default benchmarks/results/gpu_window-<date>.json)")
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--cpu-dry-run", action="store_true", help="every step at a tiny size, on the CPU")
+    parser.add_argument(
+        "--kernels",
+        type=kernel_shapes,
+        default=KERNELS,
+        help="the kernel's shapes compared, block:warps:stages,… (default: five shapes)",
+    )
+    parser.add_argument("--only", help="the steps run, comma-separated (default: every step)")
     parser.add_argument("--cpu-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--scan-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--kernel-worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cpu_worker:
         args.cpu_worker.write_text(json.dumps(cpu_worker(args.data_dir, False, 20, 11, None)))
         return 0
     if args.scan_worker:
         args.scan_worker.write_text(json.dumps(scan_worker(args.data_dir)))
+        return 0
+    if args.kernel_worker:
+        args.kernel_worker.write_text(json.dumps(kernel_worker(args.data_dir)))
         return 0
     if args.cpu_dry_run:
         os.environ["JAX_PLATFORMS"] = "cpu"
@@ -513,23 +667,39 @@ def main(argv=None) -> int:
     grid = jcsol.grid(jcsol.ACOG(diagonal=True), eta=etas(s["decades"]), gamma=etas(s["decades"]))
     peak = next((v for k, v in PEAK_TBS.items() if k in str(env.get("device", ""))), None) if env else None
 
-    window.step("toy scan", 10, toy_scan, s["toy_rounds"])
-    cpu = window.step(
-        "host CPU", 90 if not dry else 5, cpu_baseline, args.data_dir, dry, s["perms"], s["decades"], s["rows"]
-    )
-    window.step("a9a ACOG-I-diag 220", 60, compare_paths, window, "a9a ACOG-I-diag 220", learner, X, y, perms, dry, cpu)
-    window.step("agreement a9a 220", 20, agreement, learner, X, y, perms, jcsol.Kernel())
+    chosen = None if args.only is None else set(args.only.split(","))
+
+    def step(name, needs, fn, *fn_args):
+        return window.step(name, needs, fn, *fn_args) if chosen is None or name in chosen else None
+
+    step("toy scan", 10, toy_scan, s["toy_rounds"])
+    options = step("CPU options", 30, cpu_options, dry)
+    window.say(f"  { ({k: v['returncode'] for k, v in options.items()} if options else None) }")
+    cpu = step("host CPU", 90 if not dry else 5, cpu_baseline, args.data_dir, dry, s["perms"], s["decades"], s["rows"])
+    paths = variants(dry, args.kernels, scans=chosen is None or "scans" in chosen)
+    step("a9a ACOG-I-diag 220", 60, compare_paths, window, "a9a ACOG-I-diag 220", learner, X, y, perms, dry, cpu, paths)
+    step("agreement a9a 220", 20, agreement, learner, X, y, perms, jcsol.Kernel())
+    step("agreement a9a 220 unroll=8", 20, agreement, learner, X, y, perms, jcsol.Scan(unroll=8))
     short = perms[:, : s["profile_rounds"]]
-    window.step("profile scan", 15, profile, learner, X, y, short, jcsol.Scan())
-    window.step("profile kernel", 15, profile, learner, X, y, short, jcsol.Kernel())
-    window.step("a9a ACOG-I-diag 2420", 60, compare_paths, window, "a9a ACOG-I-diag 2420", grid, X, y, perms, dry, cpu)
-    window.step("a9a ACOG-I full 220", 40, full_covariance, X, y, perms, s["decades"], peak)
+    step("profile scan", 15, profile, learner, X, y, short, jcsol.Scan())
+    step("profile kernel", 15, profile, learner, X, y, short, jcsol.Kernel())
+    step("a9a ACOG-I-diag 2420", 60, compare_paths, window, "a9a ACOG-I-diag 2420", grid, X, y, perms, dry, cpu, paths)
     rows, d = s["protein"]
     from jcsol.datasets.synthetic import linear_stream
 
     Xp, yp = linear_stream(rows, d, 1 / 2.7, seed=1)
-    window.step("protein ACOG-I full 220", 60, full_covariance, Xp, yp, orders(rows, s["perms"]), s["decades"], peak)
-    window.step("letter KOIL grid", 30, koil, args.data_dir, window, dry)
+    for unroll, label in ((1, ""), (8, " unroll=8")):
+        step(f"a9a ACOG-I full 220{label}", 40, full_covariance, X, y, perms, s["decades"], peak, unroll)
+        step(
+            f"protein ACOG-I full 220{label}",
+            60,
+            full_covariance,
+            *(Xp, yp, orders(rows, s["perms"]), s["decades"], peak, unroll),
+        )
+    if not dry:
+        step("ncu kernel", 60, nsight_compute, window)
+    step("letter KOIL grid", 30, koil, args.data_dir, window, dry)
+    step("letter KOIL grid unroll=8", 30, koil, args.data_dir, window, dry, 8)
     window.say(f"figures in {json_path} ({window.left():.0f} s of the budget left)")
     window.save()
     return 0

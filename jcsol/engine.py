@@ -206,8 +206,9 @@ def run(
         path: how a chunk of rounds runs (:mod:`jcsol.paths`): ``"auto"`` (default) takes the one-kernel time
             loop on a GPU where it covers the learner (:class:`jcsol.Kernel`: dense rows in memory, a learner whose
             ``kernel_steps`` is true), a ``lax.scan`` elsewhere (:class:`jcsol.Scan`); ``"scan"`` or ``"kernel"``
-            force one, and a :class:`jcsol.Scan` or :class:`jcsol.Kernel` also sets its options (unroll, block,
-            warps, XLA options of the compilations). Off a GPU the kernel runs in Pallas' interpreter, for tests.
+            force one with its backend's options (``jcsol.paths.GPU_SCAN`` and ``GPU_KERNEL`` on a GPU), and a
+            :class:`jcsol.Scan` or :class:`jcsol.Kernel` sets options of its own (unroll, block, warps, XLA options
+            of the compilations). Off a GPU the kernel runs in Pallas' interpreter, for tests.
             The kernel sums a row's products in another order than XLA's dot: its states agree with the scan's to
             float32 rounding, not bit for bit.
 

@@ -9,9 +9,10 @@ one launch: each program owns a block of grid points of one permutation, keeps t
 reads each round's row itself.
 
 ``jcsol.run(..., path=...)`` takes ``"auto"`` (the default: :class:`Kernel` on a GPU where it covers the learner,
-:class:`Scan` elsewhere), ``"scan"``, ``"kernel"``, or a :class:`Scan` or :class:`Kernel` with options. The
-kernel covers the learners whose ``kernel_steps`` is true (COG, ACOG-diag, the PA family, Perceptron, PAUM,
-OGD) on dense rows held in memory; off a GPU it runs in Pallas' interpreter (slow: for tests).
+:class:`Scan` elsewhere), ``"scan"``, ``"kernel"`` (each with its backend's options: :data:`GPU_SCAN` and
+:data:`GPU_KERNEL` on a GPU), or a :class:`Scan` or :class:`Kernel` with options of its own. The kernel covers the
+learners whose ``kernel_steps`` is true (COG, ACOG-diag, the PA family, Perceptron, PAUM, OGD) on dense rows held
+in memory; off a GPU it runs in Pallas' interpreter (slow: for tests).
 """
 
 from __future__ import annotations
@@ -69,16 +70,24 @@ class Kernel:
     looping over the chunk's rounds itself.
 
     Args:
-        block: grid points a program holds (a power of 2; default: every grid point of its permutation, the
+        block: grid points a program holds (a power of 2; ``None``: every grid point of its permutation, the
             grid padded to a power of 2). Smaller blocks make more programs, each reading the same rows.
         num_warps: warps a program runs on (Triton's ``num_warps``).
         num_stages: Triton's software-pipelining stages.
         interpret: run in Pallas' interpreter (default: off a GPU only).
         compiler_options: XLA options of these compilations alone.
+
+    The defaults, one run per program on one warp, are the fastest shape measured on an NVIDIA H200 (JAX 0.11.2,
+    ``python benchmarks/gpu_window.py``; ``benchmarks/results/gpu_window-h200-2026-11-27.md``). A round's time is
+    the latency of one run's step, as every program runs at once: ACOG-I-diag over a9a (48,842 rounds), 11 η × 20
+    permutations, took 14.5–16.0 ms (0.30–0.33 µs a round) against 23.7 ms with 4 runs a program, 29.4 ms with 2,
+    and 27.8 ms with the whole grid of a permutation on 4 warps; its 2,420-run η × γ grid 27.5–28.3 ms against
+    37.5 ms with 4 runs a program and 3.65 s with the whole grid on 4 warps. More warps, more pipelining stages
+    (2, 3) and rows loaded further ahead (2 or 4 rounds) were as fast or slower.
     """
 
-    block: int | None = None
-    num_warps: int = 4
+    block: int | None = 1
+    num_warps: int = 1
     num_stages: int = 1
     interpret: bool | None = None
     compiler_options: Mapping[str, Any] | CompilerOptions = ()
@@ -95,8 +104,16 @@ class Kernel:
 
 Path = Scan | Kernel
 
-#: The GPU's kernel options until measured on a device: one program per permutation, 4 warps.
+#: The GPU's kernel options (see :class:`Kernel`'s defaults).
 GPU_KERNEL = Kernel()
+
+#: The GPU's scan options: eight rounds an iteration. On an NVIDIA H200 (JAX 0.11.2, ``python
+#: benchmarks/gpu_window.py``; ``benchmarks/results/gpu_window-h200-2026-11-27.md``) the a9a protocol's 220 runs of
+#: ACOG-I-diag took 227 ms against 480 ms a round at a time (its 2,420-run grid 235 ms against 761 ms), full ACOG-I
+#: 220 runs at d = 357 1.28 s against 3.26 s (65% of the card's peak memory bandwidth against 26%), at d = 123 0.63 s
+#: against 1.61 s; compilation took about 1 s longer. XLA's command buffers (``xla_gpu_enable_command_buffer``)
+#: made the scan slower: 1.51 s for the 220 runs, 1.00 s for the 2,420.
+GPU_SCAN = Scan(unroll=8)
 
 
 def covers(learner, *, dense_rows: bool) -> bool:
@@ -111,11 +128,13 @@ def choose(path: Any, learner, *, dense_rows: bool, platform: str) -> Path:
     if isinstance(path, (Scan, Kernel)):
         chosen = path
     elif path == "scan":
-        chosen = Scan()
+        chosen = GPU_SCAN if platform == "gpu" else Scan()
     elif path == "kernel":
         chosen = GPU_KERNEL
     elif path == "auto":
-        return GPU_KERNEL if platform == "gpu" and covers(learner, dense_rows=dense_rows) else Scan()
+        if platform == "gpu" and covers(learner, dense_rows=dense_rows):
+            return GPU_KERNEL
+        return GPU_SCAN if platform == "gpu" else Scan()
     else:
         raise ValueError(f'path must be "auto", "scan", "kernel", jcsol.Scan(...) or jcsol.Kernel(...), got {path!r}')
     if isinstance(chosen, Kernel) and not dense_rows:

@@ -56,3 +56,25 @@ def test_the_grid_in_blocks_comes_back_in_the_grids_order():
 def test_grid_blocks_that_leave_a_block_empty_are_refused(grid_blocks, match):
     with pytest.raises(ValueError, match=match):
         checks.check_grid_blocks(grid_blocks, 5)
+
+
+def test_arrays_with_no_elements_do_not_cross_the_split():
+    """``placement.sharded`` gives ``fn`` and takes from it arrays with no elements as zeros made on each side: the
+    ``shard_map`` carries none (jaxlib 0.11.2's CPU compiler crashed on one), and the results are ``fn``'s."""
+    devices = tuple(jax.devices()[:2])
+    if len(devices) < 2:
+        pytest.skip("needs 2 devices")
+    split = jax.sharding.PartitionSpec("runs")
+
+    def fn(a, empty):
+        return a * 2, empty + 1, jnp.zeros((a.shape[0], 0, 4), jnp.int32)
+
+    program = jax.jit(placement.sharded(fn, devices, (split, split)))
+    a, empty = jnp.arange(8.0).reshape(4, 2), jnp.zeros((4, 0, 3))
+    doubled, same, made = program(a, empty)
+    np.testing.assert_array_equal(doubled, np.arange(8.0).reshape(4, 2) * 2)
+    assert (same.shape, same.dtype, made.shape, made.dtype) == ((4, 0, 3), empty.dtype, (4, 0, 4), jnp.int32)
+    crossing = [line for line in program.lower(a, empty).as_text().splitlines() if "manual_computation" in line]
+    assert len(crossing) == 1
+    assert "tensor<2x2xf32>" in crossing[0]
+    assert "x0x" not in crossing[0]

@@ -17,15 +17,20 @@ import gpu_window
 STEPS = {
     "environment",
     "toy scan",
+    "CPU options",
     "host CPU",
     "a9a ACOG-I-diag 220",
     "agreement a9a 220",
+    "agreement a9a 220 unroll=8",
     "profile scan",
     "profile kernel",
     "a9a ACOG-I-diag 2420",
     "a9a ACOG-I full 220",
     "protein ACOG-I full 220",
+    "a9a ACOG-I full 220 unroll=8",
+    "protein ACOG-I full 220 unroll=8",
     "letter KOIL grid",
+    "letter KOIL grid unroll=8",
 }
 
 
@@ -50,8 +55,16 @@ def test_the_dry_run_runs_every_step(tmp_path):
     agreement = steps["agreement a9a 220"]
     assert agreement["within_tolerance"]
     assert agreement["counts_equal_in_clear_runs"]
+    assert steps["agreement a9a 220 unroll=8"]["same_bits"]  # unrolling keeps the scan's bits
+    assert [v["returncode"] for v in steps["CPU options"].values()] == [0, 0]
     assert "started" in done.stdout
     assert "figures in" in done.stdout  # a line per step as it goes
+
+
+def test_kernel_shapes_are_read_from_the_command_line():
+    assert gpu_window.kernel_shapes("1:1:1,grid:4:2") == ((1, 1, 1), (None, 4, 2))
+    labels = [label for label, _ in gpu_window.variants(False, ((1, 1, 2),), scans=False)]
+    assert labels == ["kernel block=1 warps=1 stages=2"]
 
 
 def test_a_step_past_the_budget_is_skipped(tmp_path):

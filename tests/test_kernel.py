@@ -149,9 +149,20 @@ def test_auto_takes_the_scan_off_a_gpu(stream):
     b = jcsol.run(jcsol.COG(), X, y, perms=2, record_scores=True, path="scan")
     np.testing.assert_array_equal(a.scores, b.scores)  # bit for bit: the same program
     assert paths.choose("auto", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_KERNEL
-    assert paths.choose("auto", jcsol.ACOG(), dense_rows=True, platform="gpu") == paths.Scan()
-    assert paths.choose("auto", jcsol.COG(), dense_rows=False, platform="gpu") == paths.Scan()
+    assert paths.choose("auto", jcsol.ACOG(), dense_rows=True, platform="gpu") == paths.GPU_SCAN
+    assert paths.choose("auto", jcsol.COG(), dense_rows=False, platform="gpu") == paths.GPU_SCAN
     assert paths.choose("auto", jcsol.COG(), dense_rows=True, platform="cpu") == paths.Scan()
+
+
+def test_each_backend_has_its_options():
+    """The path names take the backend's options; a path given with options of its own keeps them."""
+    assert paths.GPU_KERNEL == jcsol.Kernel(block=1, num_warps=1)
+    assert paths.GPU_SCAN == jcsol.Scan(unroll=8)
+    assert paths.choose("scan", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_SCAN
+    assert paths.choose("scan", jcsol.COG(), dense_rows=True, platform="cpu") == jcsol.Scan()
+    assert paths.choose("kernel", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_KERNEL
+    own = jcsol.Scan(unroll=2)
+    assert paths.choose(own, jcsol.COG(), dense_rows=True, platform="gpu") is own
 
 
 def test_scan_options_keep_the_bits(stream):

@@ -74,12 +74,70 @@ def grid_major(tree, grid_shape: tuple[int, ...], n_perm: int, blocks: int):
 def sharded(fn, devices: tuple, in_specs: tuple, out_specs: Any = None):
     """``fn`` with its unit axis split over ``devices`` (``shard_map`` over a mesh named ``"runs"``; ``fn`` itself
     on one device); the data are replicated, as every run reads the whole stream. The outputs are split over the
-    units unless ``out_specs`` says otherwise."""
+    units unless ``out_specs`` says otherwise.
+
+    Arrays with no elements (a carry's curve of no points, say) do not cross the ``shard_map``: ``fn`` gets and
+    gives them as zeros made on each side. XLA's CPU compiler of jaxlib 0.11.2 crashed (a segmentation fault in
+    its SPMD partitioner) on a program whose split inputs and outputs included one, on 2 devices or more
+    (``benchmarks/results/cpu-devices-crash-h200-2026-11-27.json``)."""
     if len(devices) == 1:
         return fn
     mesh = Mesh(np.array(devices), ("runs",))
     out_specs = PartitionSpec("runs") if out_specs is None else out_specs
-    return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+    n = len(devices)
+
+    def split(*args):
+        leaves, treedef = jax.tree.flatten(args)
+        arg_specs = leaf_specs(in_specs, args)
+        filled = [bool(math.prod(a.shape)) for a in leaves]
+
+        def whole_args(given):
+            given = iter(given)
+            return jax.tree.unflatten(
+                treedef,
+                [
+                    next(given) if full else jnp.zeros(local_shape(a.shape, spec, n), a.dtype)
+                    for a, spec, full in zip(leaves, arg_specs, filled)
+                ],
+            )
+
+        def kept(xs, keep):
+            return tuple(x for x, k in zip(xs, keep) if k)
+
+        def split_map(body, specs):
+            return jax.shard_map(body, mesh=mesh, in_specs=kept(arg_specs, filled), out_specs=specs, check_vma=False)
+
+        # the outputs' shapes, traced where fn's collectives have their axis (nothing is compiled)
+        outs = jax.eval_shape(split_map(lambda *given: fn(*whole_args(given)), out_specs), *kept(leaves, filled))
+        out_leaves, out_def = jax.tree.flatten(outs)
+        out_filled = [bool(math.prod(o.shape)) for o in out_leaves]
+
+        def body(*given):
+            return kept(jax.tree.leaves(fn(*whole_args(given))), out_filled)
+
+        given = iter(split_map(body, kept(leaf_specs(out_specs, outs), out_filled))(*kept(leaves, filled)))
+        return jax.tree.unflatten(
+            out_def, [next(given) if full else jnp.zeros(o.shape, o.dtype) for o, full in zip(out_leaves, out_filled)]
+        )
+
+    return split
+
+
+def leaf_specs(specs, tree) -> list:
+    """``specs``, a prefix of ``tree`` whose leaves are ``PartitionSpec``s, as one spec per leaf of ``tree``."""
+    per_leaf: list = []
+    jax.tree.map(
+        lambda spec, sub: per_leaf.extend([spec] * len(jax.tree.leaves(sub))),
+        specs,
+        tree,
+        is_leaf=lambda x: isinstance(x, PartitionSpec),
+    )
+    return per_leaf
+
+
+def local_shape(shape: tuple, spec: PartitionSpec, n: int) -> tuple:
+    """The shape of one device's part of an array of ``shape`` split by ``spec`` over ``n`` devices."""
+    return (shape[0] // n, *shape[1:]) if len(spec) and spec[0] == "runs" else tuple(shape)
 
 
 def on_host(tree, devices: tuple):
