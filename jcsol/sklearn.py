@@ -7,13 +7,14 @@
     clf.partial_fit(X_new, y_new)                     # continue the same online pass
     GridSearchCV(OnlineClassifier(), {"learner__eta": [1e-2, 1e-1, 1.0]}).fit(X, y)
 
-A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*, one ``learner.step``
-per row, inside one jitted ``lax.scan``: a batch is one compiled call (a sparse batch whose dense rows would
-exceed 128 MiB is densified and scanned a block of rows at a time, the state carried from block to block). The
-compiled scan is cached by JAX on the learner's static options, the feature count, the dtype and the batch
-length rounded up to a power of two (the padding rows are skipped), and *not* on float hyperparameters, which
-are traced: a grid search over ``learner__eta`` compiles once. ``predict`` and ``decision_function`` use the
-final model.
+A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*: the rounds of
+:func:`jcsol.run` (:func:`jcsol.core.rounds.advance_prefix`, one ``learner.step`` per row of positive sample
+weight, its ``ρ_t`` from the counts so far), in one jitted call a batch (a sparse batch whose dense rows would
+exceed 128 MiB is densified and passed a block of rows at a time, the model and its counts carried from block to
+block). The compiled call is cached by JAX on the learner's static options, the feature count, the dtype and the
+batch length padded to a power of two (:func:`jcsol.batches.bucket`; only the real rows are stepped), and *not* on
+float hyperparameters, which are traced: a grid search over ``learner__eta`` compiles once. ``predict`` and
+``decision_function`` use the final model.
 
 Requires scikit-learn (``pip install jcsol[sklearn]``); the rest of jcsol does not.
 """
@@ -41,7 +42,6 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .algorithms import COG
 from .base import (
     COUNT_MAX,
-    Example,
     Learner,
     beyond_row_scales,
     hyperparameter,
@@ -50,7 +50,9 @@ from .base import (
 )
 from .batches import bucket
 from .core.checks import check_memory
+from .core.rounds import Carry, advance_prefix
 from .datasets import l2_normalize
+from .metrics import FN, FP, TN, TP
 from .objective import Cost, Objective, Sum
 from .scoring import is_linear
 from .stream import EXACT_INTEGERS, SparseRows, check_fits, inexact_integers
@@ -121,7 +123,8 @@ SMALLEST_BATCH = 16
 
 @functools.partial(jax.jit, compiler_options=compile_options())
 def _rhos(objective, positive, seen, totals, weight):
-    """Each row's ``ρ`` under ``objective`` (in ``weight``'s dtype) and ``ρ_t = ρ·s_t`` with its sample weight.
+    """Each row's ``ρ`` under ``objective`` (in ``weight``'s dtype) and ``ρ_t = ρ·s_t`` with its sample weight,
+    the values the rounds will compute, for the checks made before the pass.
 
     ``seen`` ``(n, 2)`` counts the positives and negatives of positive weight up to and including each row
     (Laplace's ρ), ``totals`` ``(2,)`` those of the whole pass (offline ρ).
@@ -131,26 +134,40 @@ def _rhos(objective, positive, seen, totals, weight):
 
 
 @functools.partial(jax.jit, compiler_options=compile_options())
-def _consume(learner, state, X, y, rho):
-    """One online pass over the rows of ``X`` in order, skipping rows of ``ρ_t = 0`` (weight 0, the padding).
+def _consume(learner, objective, state, seen, rows, signs, weights, totals, order, length):
+    """The rounds of :func:`jcsol.run` (:func:`jcsol.core.rounds.advance_prefix`) over the rows ``order[:length]``
+    of a block padded to its bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective``
+    and the counts ``seen`` (positives and negatives stepped so far) times the row's sample weight in ``weights``.
 
-    Returns the new state and the number of rows that had a positive loss and a non-zero row (rows that should
-    move the model).
+    Returns the new state, the counts after the block and the number of rows stepped that had a positive loss
+    and a non-zero row (rows that should move the model).
     """
-
-    def body(carry, row):
-        state, pushing = carry
-        x, label, r = row
-
-        def learn(s):
-            s, info = learner.step(s, Example(x, label, r))
-            return s, (info.loss > 0) & jnp.any(x != 0)
-
-        state, pushed = jax.lax.cond(r > 0, learn, lambda s: (s, jnp.asarray(False)), state)
-        return (state, pushing + pushed.astype(jnp.int32)), None
-
-    (state, pushing), _ = jax.lax.scan(body, (state, jnp.int32(0)), (X, y, rho))
-    return state, pushing
+    one_run = functools.partial(jax.tree.map, lambda a: a[None])  # the hyperparameters of a grid of one
+    carry = Carry(
+        jax.tree.map(lambda a: a[None, None], state),
+        jnp.stack([seen[0], 0, seen[1], 0])[None, None],  # tp, fn, fp, tn: ρ reads tp + fn and fp + tn
+        jnp.zeros((1, 1, 0, 4), jnp.int32),
+        jnp.zeros((1, 1, 2), rows.dtype),
+    )
+    n = len(signs)
+    carry, losses = advance_prefix(
+        carry,
+        one_run(learner),
+        one_run(objective),
+        (rows, signs, None),
+        totals[:1],
+        totals[1:],
+        order[None],
+        jnp.zeros(n, jnp.int32),
+        d=rows.shape[1],
+        length=length,
+        weights=weights,
+        report="loss",
+    )
+    moving = (losses[0, 0] > 0) & jnp.any(rows != 0, axis=1)[order]  # the rounds after length report 0
+    counts = carry.counts[0, 0]
+    seen = jnp.stack([counts[TP] + counts[FN], counts[FP] + counts[TN]])
+    return jax.tree.map(lambda a: a[0, 0], carry.state), seen, jnp.sum(moving, dtype=jnp.int32)
 
 
 class _Settings(NamedTuple):
@@ -167,8 +184,11 @@ class _Batch(NamedTuple):
 
     X: Any  # (n, d) float64 array or CSR matrix, not yet normalised
     signs: np.ndarray  # (n,) ±1
-    rho: np.ndarray  # (n,) ρ_t in the working dtype, 0 where the sample weight is 0
-    seen: np.ndarray  # (2,) the stream's positives and negatives of positive weight after the batch
+    weights: np.ndarray  # (n,) the sample weights in the working dtype; the rows of weight 0 are skipped
+    objective: Objective  # the rule of ρ, its hyperparameters in the working dtype
+    totals: np.ndarray  # (2,) int32: the batch's positives and negatives of positive weight (offline ρ)
+    start: np.ndarray  # (2,) the stream's positives and negatives of positive weight before the batch
+    seen: np.ndarray  # (2,) and after it
 
 
 _INEXACT = (
@@ -674,12 +694,15 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         start = self.n_seen_ if incremental and hasattr(self, "n_seen_") else np.zeros(2, np.int64)
         seen = start + np.cumsum(np.stack([active & positive, active & ~positive], axis=1), axis=0)
         n, pad = len(signs), bucket(len(signs), at_least=SMALLEST_BATCH) - len(signs)
+        objective = in_dtype(objective, dtype, f"ρ set by {self._rho_source()}")
+        weights = sw.astype(dtype)
+        counted = np.minimum(totals, COUNT_MAX).astype(np.int32)
         rho, rho_t = _rhos(
-            in_dtype(objective, dtype, f"ρ set by {self._rho_source()}"),
+            objective,
             np.pad(positive, (0, pad)),
             np.pad(np.minimum(seen, COUNT_MAX), ((0, pad), (0, 0))).astype(np.int32),
-            np.minimum(totals, COUNT_MAX).astype(np.int32),
-            np.pad(sw, (0, pad)).astype(dtype),
+            counted,
+            np.pad(weights, (0, pad)),
         )
         rho, rho_t = np.asarray(rho)[:n], np.asarray(rho_t)[:n]
         info = np.finfo(dtype)
@@ -700,7 +723,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 f"{'underflow to 0 and teach nothing' if rho_t[i] < info.tiny else 'overflow'}; rescale the "
                 "weights, give 0 to skip a row, or use float64"
             )
-        return _Batch(X, signs, np.where(active, rho_t, 0).astype(dtype), start + totals)
+        return _Batch(X, signs, weights, objective, counted, start, start + totals)
 
     # -- training ----------------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -777,17 +800,23 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         learner, dtype = settings.learner, settings.dtype
         if not settings.normalize:
             _warn_row_scales(learner, batch.X, dtype)
-        state, pushing, lo = self.state_, 0, 0
+        state, seen, pushing, lo = self.state_, batch.start, 0, 0
         still = not np.any(np.asarray(learner.weights(state)))
         for rows in _dense_blocks(batch.X, settings.normalize, dtype):
             hi = lo + len(rows)
-            pad = bucket(len(rows), at_least=SMALLEST_BATCH) - len(rows)
-            state, pushed = _consume(
+            size = bucket(len(rows), at_least=SMALLEST_BATCH)
+            stepped = np.flatnonzero(batch.weights[lo:hi] > 0)
+            state, seen, pushed = _consume(
                 settings.working,
+                batch.objective,
                 state,
-                np.pad(rows, ((0, pad), (0, 0))),
-                np.pad(batch.signs[lo:hi], (0, pad), constant_values=-1).astype(dtype),
-                np.pad(batch.rho[lo:hi], (0, pad)),
+                np.minimum(seen, COUNT_MAX - len(rows)).astype(np.int32),  # int32 counts that cannot overflow
+                np.pad(rows, ((0, size - len(rows)), (0, 0))),
+                np.pad(batch.signs[lo:hi], (0, size - len(rows))).astype(dtype),
+                np.pad(batch.weights[lo:hi], (0, size - len(rows))),
+                batch.totals,
+                np.pad(stepped, (0, size - len(stepped))).astype(np.int32),
+                np.int32(len(stepped)),
             )
             pushing, lo = pushing + int(pushed), hi
         self.state_ = jax.tree.map(np.asarray, state)

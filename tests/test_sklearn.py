@@ -3,6 +3,7 @@ class_weight and sample_weight rules, Pipeline and GridSearchCV."""
 
 import pickle
 
+import jax
 import numpy as np
 import pytest
 
@@ -51,6 +52,25 @@ def test_fit_equals_one_run_over_the_rows_in_order(german_raw, learner):
     np.testing.assert_allclose(clf.coef_[0], np.asarray(learner.weights(res.states))[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(clf.decision_function(X), res.score(Xn)[0], rtol=1e-5, atol=1e-6)
     assert np.abs(clf.coef_).max() > 0
+
+
+@pytest.mark.parametrize("learner", [jcsol.COG(eta=0.5), jcsol.CW()], ids=lambda a: a.name)
+def test_fit_and_partial_fit_step_through_the_rounds_of_run_bit_for_bit(german_raw, learner):
+    """The estimator's pass is jcsol.run's rounds over one permutation, the identity: fit (offline ρ) and
+    partial_fit in uneven batches (Laplace ρ, its counts carried from batch to batch) end in run's state, bit for
+    bit, full covariance matrices included."""
+    X, y = german_raw
+    Xn = jcsol.datasets.l2_normalize(X).astype(np.float32)
+    fitted = OnlineClassifier(learner).fit(X, y)
+    res = jcsol.run(learner, Xn, y, perms=_identity(len(y)))
+    for got, expected in zip(jax.tree.leaves(fitted.state_), jax.tree.leaves(res.states)):
+        np.testing.assert_array_equal(got, np.asarray(expected)[0])
+    streamed = OnlineClassifier(learner)
+    for lo, hi in [(0, 170), (170, 171), (171, 1000)]:
+        streamed.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
+    res = jcsol.run(learner, Xn, y, perms=_identity(len(y)), objective=jcsol.Sum(rho="laplace"))
+    for got, expected in zip(jax.tree.leaves(streamed.state_), jax.tree.leaves(res.states)):
+        np.testing.assert_array_equal(got, np.asarray(expected)[0])
 
 
 def test_partial_fit_uses_laplace_and_equals_fit_with_laplace(german_raw):

@@ -109,12 +109,33 @@ def advance(
     return carry, jnp.moveaxis(scores, 0, -1)
 
 
-def advance_prefix(carry, learner, objective, data, n_pos, n_neg, idx, slots, *, d, length, per_unit=False):
-    """:func:`advance` over the first ``length`` rounds of ``idx`` only (a traced scalar: the live learner's
-    batches padded to a compiled size), in a loop that stops there: the same round, so the same bits as a scan of
-    those rounds, and no round masked (a masked round would copy every run's state, O(d) where a sparse step is
-    O(nnz)). The scores of the rounds after ``length`` are 0."""
-    step = _every_run(learner, objective, data, n_pos, n_neg, d=d, per_unit=per_unit, platform=None)
+def advance_prefix(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos,
+    n_neg,
+    idx,
+    slots,
+    *,
+    d,
+    length,
+    per_unit=False,
+    weights=None,
+    report: str = "score",
+):
+    """:func:`advance` over the first ``length`` rounds of ``idx`` only (a traced scalar: the live learner's and
+    the estimator's batches padded to a compiled size), in a loop that stops there: the same round, so the same
+    bits as a scan of those rounds, and no round masked (a masked round would copy every run's state, O(d) where a
+    sparse step is O(nnz)). The values of the rounds after ``length`` are 0.
+
+    ``weights`` (optional, one per row, in the rows' dtype) multiply each row's ``ρ_t`` (the sample weights of
+    :class:`jcsol.sklearn.OnlineClassifier`); ``report`` names the field of the step's
+    :class:`jcsol.base.StepInfo` returned for every round (``"score"``, or ``"loss"``)."""
+    step = _every_run(
+        learner, objective, data, n_pos, n_neg, d=d, per_unit=per_unit, platform=None, weights=weights, report=report
+    )
 
     def counted(t, both):
         carry, scores = both
@@ -128,8 +149,9 @@ def advance_prefix(carry, learner, objective, data, n_pos, n_neg, idx, slots, *,
     return carry, jnp.moveaxis(scores, 0, -1)
 
 
-def _every_run(learner, objective, data, n_pos, n_neg, *, d, per_unit, platform):
-    """Every run's round, ``(carry, (rows of the units, curve slot)) -> (carry, (units, grid) scores)``."""
+def _every_run(learner, objective, data, n_pos, n_neg, *, d, per_unit, platform, weights=None, report="score"):
+    """Every run's round, ``(carry, (rows of the units, curve slot)) -> (carry, (units, grid) scores)``: or the
+    step's ``report`` field in place of its score; ``weights``, if given, multiply each row's ``ρ_t``."""
     rows, y, costs = data
     dtype = y.dtype
     one_hot = jnp.arange(4)
@@ -140,13 +162,16 @@ def _every_run(learner, objective, data, n_pos, n_neg, *, d, per_unit, platform)
         seen_pos = carry.counts[TP] + carry.counts[FN] + positive
         seen_neg = carry.counts[FP] + carry.counts[TN] + (~positive)
         rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(dtype)
+        if weights is not None:
+            rho = rho * weights[i]
         cost = rho if costs is None else costs[i]
         state, info = learner.step(carry.state, Example(row(rows, i, d, learner.sparse_steps), label, rho, cost))
         wrong = positive == (info.score < 0)
         cell = 2 * (~positive) + (info.score < 0)  # TP=0, FN=1, FP=2, TN=3
         counts = carry.counts + (one_hot == cell)
         curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
-        return Carry(state, counts, curve, add_cost(carry.mistake_cost, jnp.where(wrong, cost, 0))), info.score
+        mistake_cost = add_cost(carry.mistake_cost, jnp.where(wrong, cost, 0))
+        return Carry(state, counts, curve, mistake_cost), getattr(info, report)
 
     over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None
