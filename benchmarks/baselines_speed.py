@@ -4,7 +4,7 @@ Learners with a hyperparameter run 11 values × 20 permutations (220 runs) in on
 one run the 20 permutations. For each: compile time, execution time of all runs, aggregate example-updates per
 second (``res.updates_per_second``) and per second of the process's CPU time (steadier on a shared machine),
 the ratio against a float64 NumPy loop of the same learner (one run, the reference loop of
-``tests/baselines_reference.py`` with default hyperparameters, timed in this process), and how many runs end
+``tests/algorithms/reference_baselines.py`` with default hyperparameters, timed in this process), and how many runs end
 with a finite state.
 
     python benchmarks/baselines_speed.py [--data DIR] [--only NAME,NAME]
@@ -24,8 +24,8 @@ jcsol.use_cpu_cores()  # before any JAX computation: one CPU device per core
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import baselines_reference as reference  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "algorithms"))
+import reference_baselines as reference  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 DECADES = jcsol.decades()

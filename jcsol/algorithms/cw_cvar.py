@@ -142,7 +142,7 @@ def omega_unimodal(epsilon):
 
     the paper's table prints the last piece as ``1/3ε·2√(1−ε)``, read as ``2√(1−ε)/(3ε)``: continuous at both
     breakpoints (``2/√3`` at ⅓, ``1/√3`` at ⅔), and equal to a direct numerical worst case over mixtures of
-    uniform laws (``tests/test_cw_cvar.py``). The middle piece is the uniform law's own CVaR.
+    uniform laws (``tests/algorithms/test_cw_cvar.py``). The middle piece is the uniform law's own CVaR.
     """
     eps = jnp.asarray(epsilon)
     low = 2.0 / (3.0 * jnp.sqrt(eps))

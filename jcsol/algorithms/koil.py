@@ -394,7 +394,7 @@ class KOILMKL(Learner[KOILMKLState]):
     are described by numbers, see :func:`jcsol.algorithms.kernels.pool_kernel`). KOIL-MKL is not registered in
     ``jcsol.VARIANTS``: without the ``1 − η`` decay its cached ``f(x_i)`` accumulate float32 rounding, so a
     vmapped grid and the same runs one at a time (same decisions) drift apart by ~1e-5 relative, above the
-    registry contract's tolerance (``tests/test_koil.py::test_mkl_grid_equals_single_runs`` checks 1e-4).
+    registry contract's tolerance (``tests/algorithms/test_koil.py::test_mkl_grid_equals_single_runs`` checks 1e-4).
 
     Args:
         eta: learning rate η of the kernel classifiers and of the weights (0.01 in the thesis, §4.4).

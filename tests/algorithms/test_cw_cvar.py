@@ -11,7 +11,7 @@
 * the two readings of the cost's role against the paper's description of its Fig. 2; the c → 0⁺ limit
   against λ·c at a tiny positive cost.
 * the cost buffer (reservoir, c* as the top-τ mean or the τ-quantile) against NumPy.
-* every learner step by step against the float64 NumPy reference (tests/cw_cvar_reference.py) on the shipped
+* every learner step by step against the float64 NumPy reference (tests/algorithms/reference_cw_cvar.py) on the shipped
   german set with the loan-amount costs (both readings, both buffer statistics, zero costs skipped or
   taken to the limit): predictions equal at every round, scores and final means equal up to
   float32 rounding.
@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import cw_cvar_reference as reference
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference_cw_cvar as reference
 from scipy import integrate, optimize, stats
 
 import jcsol

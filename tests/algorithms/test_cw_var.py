@@ -4,7 +4,7 @@
   branches of the cancellation-free form.
 * after a full-covariance round with α > 0 the constraint is active: ``y μ_{t+1}·x = φ xᵀΣ_{t+1}x``, and the
   precision grew by ``2αφ x xᵀ``.
-* every covariance form step by step against the float64 NumPy reference (tests/cw_var_reference.py) on the
+* every covariance form step by step against the float64 NumPy reference (tests/algorithms/reference_cw_var.py) on the
   shipped german set, with the loan-amount costs of the CW-CVaR benchmark: predictions equal at every round,
   scores and final means equal up to float32 rounding, the example costs summed over the mistakes equal.
 * the "project" diagonal is the CW-CVaR family's diagonal update with unit costs and ω = φ.
@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
-import cw_var_reference as reference
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference_cw_var as reference
 from scipy import optimize
 from scipy.stats import norm
 

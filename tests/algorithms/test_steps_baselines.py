@@ -1,11 +1,11 @@
 """The papers' linear baselines (docs/bibliography.md) against independent float64 NumPy loops
-(tests/baselines_reference.py).
+(``reference_baselines``).
 
 For every learner: step-by-step equality of the predictions with the reference, every round's score and the
 final weights equal up to float32 rounding (amplified by the second-order learners' large steps, see ``Case``),
 on the shipped german set (several permutations and two hyperparameter settings, run as one grid) and on a9a
 train+test (one permutation); a grid over the hyperparameters in one jitted run equals separate runs; sparse
-rows give the dense runs; the guarded CW stays finite on a9a, where the textbook update breaks down.
+rows give the dense runs.
 
 Predictions come from the engine's online counts: with ``curve_points = L`` the difference of consecutive
 cumulative ``(tp, fn, fp, tn)`` gives each round's cell, and cells 0 (tp) and 2 (fp) are predictions of +1.
@@ -13,16 +13,14 @@ cumulative ``(tp, fn, fp, tn)`` gives each round's cell, and cells 0 (tp) and 2 
 
 from __future__ import annotations
 
-import baselines_reference as reference
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import shared_data
+import reference_baselines as reference
+from streams import a9a, objective_rho
 
 import jcsol
 from jcsol.algorithms.cw import covariance
-from jcsol.base import Example
 
 
 class Case:
@@ -129,28 +127,13 @@ def _compare(case: Case, res, X, y, rho, grid_index, settings, w_rtol, label):
             assert int(np.asarray(res.states.t)[grid_index][p]) == state["t"] == len(order)
 
 
-@pytest.fixture(scope="module")
-def a9a():
-    train = shared_data("a9a.gz")
-    test = shared_data("a9a.t.gz")
-    X1, y1 = jcsol.datasets.load(train, n_features=123)
-    X2, y2 = jcsol.datasets.load(test, n_features=123)
-    return np.concatenate([X1, X2]), np.concatenate([y1, y2])
-
-
-def _rho(y, objective) -> float:
-    if isinstance(objective, jcsol.Cost):
-        return float(objective.c_p / objective.c_n)
-    return float((y < 0).sum() / (y > 0).sum())
-
-
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_matches_reference_on_german(case, german):
     X, y = german
     settings = case.settings
     learner = _learner(case.name, settings) if settings[0] else jcsol.by_name(case.name)
     res = jcsol.run(learner, X, y, perms=3, key=3, curve_points=len(y), record_scores=True)
-    rho = _rho(y, jcsol.Sum())
+    rho = objective_rho(y, jcsol.Sum())
     for g, s in enumerate(settings):
         index = (g,) if res.grid_shape else ()
         _compare(case, res, X, y, rho, index, s, case.w_rtol[0], "german")
@@ -165,7 +148,7 @@ def test_cost_sensitive_baselines_follow_the_objective(name, german):
     learner = _learner(name, case.settings[:1]) if case.settings[0] else jcsol.by_name(name)
     res = jcsol.run(learner, X, y, perms=2, key=4, objective=objective, curve_points=len(y), record_scores=True)
     index = (0,) if res.grid_shape else ()
-    _compare(case, res, X, y, _rho(y, objective), index, case.settings[0], case.w_rtol[0], "german, Cost")
+    _compare(case, res, X, y, objective_rho(y, objective), index, case.settings[0], case.w_rtol[0], "german, Cost")
     # ρ changes the learner: the Sum run makes different predictions
     other = jcsol.run(learner, X, y, perms=2, key=4, curve_points=len(y))
     assert not np.array_equal(_predictions(res), _predictions(other))
@@ -173,12 +156,12 @@ def test_cost_sensitive_baselines_follow_the_objective(name, german):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=repr)
-def test_matches_reference_on_a9a(case, a9a):
-    X, y = a9a
+def test_matches_reference_on_a9a(case):
+    X, y = a9a()
     settings = case.settings[0]
     learner = jcsol.by_name(case.name, **settings)
     res = jcsol.run(learner, X, y, perms=1, key=7, curve_points=len(y), record_scores=True)
-    _compare(case, res, X, y, _rho(y, jcsol.Sum()), (), settings, case.w_rtol[1], "a9a")
+    _compare(case, res, X, y, objective_rho(y, jcsol.Sum()), (), settings, case.w_rtol[1], "a9a")
 
 
 GRIDS = {
@@ -231,63 +214,3 @@ def test_sparse_rows_give_the_dense_run(name, german):
     np.testing.assert_array_equal(dense.counts, sparse.counts)
     for a, b in zip(jax.tree.leaves(dense.states), jax.tree.leaves(sparse.states)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.slow
-def test_cw_stays_finite_on_a9a(a9a):
-    """Every score and the final state of the guarded CW are finite (and Σ positive semi-definite, Σ ⪯ I)."""
-    X, y = a9a
-    res = jcsol.run(jcsol.CW(), X, y, perms=1, key=0, record_scores=True)
-    scores = np.asarray(res.scores)[0]
-    assert scores.shape == (len(y),)
-    assert np.all(np.isfinite(scores))
-    assert np.abs(scores).max() < 1e3
-    for leaf in jax.tree.leaves(res.states):
-        assert np.all(np.isfinite(np.asarray(leaf)))
-    sigma = np.asarray(covariance(res.states), np.float64)[0]
-    eig = np.linalg.eigvalsh((sigma + sigma.T) / 2)
-    assert eig.min() > -1e-6
-    assert eig.max() < 1 + 1e-4
-    assert res.balanced_accuracy.mean() > 0.7  # and it still learns
-
-
-@pytest.mark.slow
-def test_textbook_cw_breaks_down_on_a9a(a9a, monkeypatch):
-    """Why CW is guarded: without the variance floor the float64 textbook update leaves Σ non-positive or the
-    scores explode on a9a (LIBOL reports scores of 1e82)."""
-    X, y = a9a
-    order = np.random.default_rng(0).permutation(len(y))
-    monkeypatch.setattr(reference, "CW_VARIANCE_FLOOR", 0.0)
-    try:
-        with np.errstate(all="ignore"):
-            trace = reference.run("CW", X, y, order, _rho(y, jcsol.Sum()))
-    except (ValueError, ZeroDivisionError, OverflowError):  # √ of a negative variance, division by v = 0
-        return
-    exploded = ~np.isfinite(trace.scores) | (np.abs(trace.scores) > 1e6)
-    assert exploded.any() or not np.all(np.isfinite(trace.state["mu"]))
-
-
-def test_ogd_counts_rounds_and_steps_with_inverse_sqrt_t():
-    learner = jcsol.OGD(eta=0.5)
-    x = jnp.array([1.0, 0.0])
-    state = learner.init(2, jax.random.key(0))
-    for t, label in enumerate([1.0, 1.0, 1.0, 1.0, -1.0], start=1):
-        state, info = learner.step(state, Example(x, jnp.float32(label), jnp.float32(1.0)))
-        assert int(state.t) == t
-    # rounds 1-3 have margin < 1 (steps η/√1, η/√2, η/√3); round 4 has margin 1.14: no step, but t counts it;
-    # round 5 (a negative) steps with η/√5
-    expected = 0.5 * (1 + 1 / np.sqrt(2) + 1 / np.sqrt(3) - 1 / np.sqrt(5))
-    np.testing.assert_allclose(state.w, [expected, 0.0], rtol=1e-6)
-
-
-def test_romma_update_attains_margin_one_and_keeps_projection():
-    """ROMMA's new w satisfies both constraints with equality: w'·w = ‖w‖² and y w'·x = 1."""
-    learner = jcsol.ROMMA()
-    w = jnp.array([1.0, 2.0, -1.0])
-    x = jnp.array([-0.5, -1.0, 2.0])
-    state, info = learner.step(
-        learner.init(3, jax.random.key(0))._replace(w=w), Example(x, jnp.float32(1.0), jnp.float32(1.0))
-    )
-    assert float(info.score) <= 0
-    np.testing.assert_allclose(float(state.w @ w), float(w @ w), rtol=1e-6)
-    np.testing.assert_allclose(float(state.w @ x), 1.0, rtol=1e-6)

@@ -15,7 +15,7 @@ place of ``ω``; no update where ``v = 0``, nor where ``c = 0`` unless ``zero_co
 mean by ``u y Σx`` with ``u`` the ``c → 0`` root of Eq. 11 written in ``u = λc`` (as printed:
 ``2v u² + 2M̄u − 1 = 0`` and the variance along ``x`` set to 0; scaled: ``u = max(0, −M̄)/v``, Σ kept); the
 diagonal covariance projects the precision update onto the diagonal, ``1/s ← 1/s + 2λω x²`` (Dredze, Crammer,
-Pereira 2008); CW-costs is the exact CW of ``baselines_reference.CWFamily`` (Crammer, Dredze, Pereira 2008, closed
+Pereira 2008); CW-costs is the exact CW of ``reference_baselines.CWFamily`` (Crammer, Dredze, Pereira 2008, closed
 form restated in Wang, Zhao, Hoi 2012, with jcsol's documented variance floor), its mean step scaled by ``κ·c``
 (or by ``κ·c/c̄`` with ``c̄`` the mean of the costs so far, ``relative=True``).
 """
@@ -26,7 +26,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from baselines_reference import CWFamily
+from reference_baselines import CWFamily
 
 TIE_RTOL = 1e-9  # c* <= c(x_t) is decided with this relative slack: c* is a weighted mean that equals c
 # exactly when the top costs tie with c, but float64 rounding can put it one ulp above

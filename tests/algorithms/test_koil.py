@@ -1,5 +1,5 @@
 """KOIL and KOIL-MKL (the KOIL thesis, ch. 3–4) against the float64 NumPy references of
-``tests/koil_reference.py``, round by round; budgets larger than the stream against unbounded buffers; RS++
+``reference_koil``, round by round; budgets larger than the stream against unbounded buffers; RS++
 against RS; grids over σ × C; keys.
 
 Tolerances: jcsol runs in float32, the reference in float64 on the same float32 data and the same uniform
@@ -12,53 +12,25 @@ The data are continuous (no exact ties of similarity or margin).
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference_koil as ref
+from koil_steps import close, run_steps
 
 import jcsol
+from jcsol.algorithms.auc_baselines import OAM, OPAUC
 from jcsol.algorithms.koil import KOIL, KOILMKL, uniforms
 from jcsol.base import Example
 from jcsol.datasets import koil_synthetic
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import koil_reference as ref  # noqa: E402
-
-RTOL = 1e-3
 
 
 @pytest.fixture(scope="module")
 def stream():
     X, y = koil_synthetic(60, 180, seed=3)
     return X, y
-
-
-@jax.jit
-def _scan(learner, state, X, labels, order):
-    def body(st, i):
-        st, info = learner.step(st, Example(X[i], labels[i], jnp.ones((), X.dtype)))
-        return st, (info.score, info.loss)
-
-    return jax.lax.scan(body, state, order)
-
-
-def run_steps(learner, X, y, order, key):
-    """Every round's score and loss, and the final state, of ``learner`` over ``X[order]`` (one jitted scan,
-    compiled once per learner configuration)."""
-    X = jnp.asarray(X)
-    state = learner.init(X.shape[1], key, X.dtype)
-    final, (scores, losses) = _scan(learner, state, X, jnp.asarray(y, X.dtype), jnp.asarray(order))
-    return final, np.asarray(scores), np.asarray(losses)
-
-
-def close(a, b, scale=None):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    scale = max(np.max(np.abs(b)) if b.size else 0.0, 1e-12) if scale is None else scale
-    np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-4 * scale)
 
 
 def compare_buffers(learner, state, out, n_pos):
@@ -404,3 +376,32 @@ def test_invalid_configurations_are_refused():
         KOIL(sigma=-1.0)
     with pytest.raises(ValueError, match="pool"):
         KOILMKL(pool=(("gaussian", 1.0), ("polynomial", 1.5)))
+
+
+@pytest.mark.parametrize(
+    ("learner", "field"),
+    [
+        (KOIL(sigma=1.0, C=1.0, budget_pos=4, budget_neg=4, k=2, policy="RS++"), "seen"),
+        (KOILMKL(C=1.0, budget_pos=4, budget_neg=4, k=2), "seen"),
+        (OAM(C=0.5, budget_pos=4, budget_neg=4), "seen"),
+        (OPAUC(eta=0.05, lam=0.01), "class_count"),
+    ],
+    ids=["KOIL", "KOIL-MKL", "OAM", "OPAUC"],
+)
+def test_class_counts_stop_at_the_int32_maximum(learner, field):
+    """A live stream has no end: a per-class count one short of 2**31 - 1 reaches it and stays there, where it
+    wrapped to -2**31 (a reservoir then replaced on every round, OAM's step and OPAUC's means turned negative)."""
+    from jcsol.base import COUNT_MAX
+
+    X, y = koil_synthetic(8, 8, seed=1)
+    state = learner.init(X.shape[1], jax.random.key(0), jnp.float32)
+    state = state._replace(**{field: jnp.full_like(getattr(state, field), COUNT_MAX - 1)})
+    step = jax.jit(learner.step)
+    for x in X[y > 0][:3]:
+        state, info = step(state, Example(jnp.asarray(x), jnp.float32(1), jnp.float32(1)))
+        assert np.isfinite(float(info.score))
+    counts = np.asarray(getattr(state, field)).reshape(-1, 2)
+    assert counts[:, 0].max() == COUNT_MAX
+    assert counts[:, 0].min() >= COUNT_MAX - 1  # KOIL-MKL: updated kernels
+    assert (counts[:, 1] == COUNT_MAX - 1).all()
+    assert all(np.isfinite(np.asarray(leaf, np.float64)).all() for leaf in jax.tree.leaves(state))

@@ -4,7 +4,7 @@ subspace, orthonormality), plus the O(nnz) structure of the sparse step.
 
 Tolerances
 ----------
-* SACOG (float32) against ``tests/sacog_reference.py`` (float64, fed the float32 data and the same ``V_0``):
+* SACOG (float32) against ``tests/algorithms/reference_sacog.py`` (float64, fed the float32 data and the same ``V_0``):
   predictions equal at every round; final μ within ``1e-4·max|μ|`` (observed ≈3e-6·max|μ| on german after
   1000 rounds: every round re-orthonormalises ``V``, so rounding does not accumulate beyond ``≈ t·ε``).
 * Sparse SACOG against SACOG, float32: the two representations round differently. ``V = F Z`` is stored with
@@ -29,15 +29,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference_sacog as ref
+from conftest import shared_data
 
 import jcsol
 from jcsol.algorithms.sacog import SACOG, SSACOG, gram_schmidt, initial_directions
 from jcsol.base import Example
 from jcsol.linalg import SparseVector
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import sacog_reference as ref  # noqa: E402
-from conftest import shared_data  # noqa: E402
 
 ETA = 1.0  # exact in float32; η = 1 updates often on german, mushrooms and usps (a demanding comparison)
 
@@ -312,11 +310,13 @@ def test_sparse_step_touches_only_the_rows_nonzeros():
 # float64 (a subprocess, so that this process stays float32)
 # ----------------------------------------------------------------------------------------------------------
 
+# the child imports this module, its reference and tests/conftest.py from these folders
+IMPORTS = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[1])
 FLOAT64 = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     import jax, numpy as np
     jax.config.update("jax_enable_x64", True)
-    sys.path.insert(0, sys.argv[2])
+    sys.path[:0] = sys.argv[2].split(os.pathsep)
     import jcsol
     from jcsol.algorithms.sacog import SACOG, SSACOG
     from test_sacog import subspace_stream, largest_principal_sine, orders_for
@@ -346,7 +346,7 @@ def float64_results(tmp_path_factory):
     usps = shared_data("usps_esl.gz")
     path = tmp_path_factory.mktemp("f64") / "out.json"
     done = subprocess.run(
-        [sys.executable, "-c", FLOAT64, str(path), str(Path(__file__).parent), str(usps)],
+        [sys.executable, "-c", FLOAT64, str(path), os.pathsep.join(map(str, IMPORTS)), str(usps)],
         capture_output=True,
         text=True,
         env=dict(os.environ, JAX_PLATFORMS="cpu"),

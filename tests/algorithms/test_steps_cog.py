@@ -1,4 +1,6 @@
-"""jcsol's engine against the independent float64 NumPy reference of ``tests/reference.py``, round by round.
+"""Every COG and ACOG variant (Wang, Zhao, Hoi, *Cost-Sensitive Online Classification*, ICDM 2012; Zhao, Zhang, Wu,
+Hoi, Tan, Huang, *Adaptive Cost-Sensitive Online Classification*, IEEE TKDE 2019) run by jcsol's engine against
+the independent float64 NumPy reference of ``reference_cog``, round by round.
 
 Per-round predictions come from the engine's online curve sampled at every round (``curve_points = L``):
 differencing the cumulative ``(tp, fn, fp, tn)`` counts gives each round's cell, hence its prediction (cells
@@ -26,7 +28,6 @@ Tolerances
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
@@ -35,12 +36,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_cog as ref
+from cog_runs import (
+    F32_TOL,
+    assert_same_run,
+    f32,
+    final_state,
+    german,
+    learner_of,
+    orders_for,
+    per_round_predictions,
+    run_jcsol,
+)
+from conftest import DATA
+from streams import a9a
 
 import jcsol
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import reference as ref  # noqa: E402
-from conftest import DATA  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,7 +65,6 @@ OBJECTIVES = {
     "cost": (lambda: jcsol.Cost(c_p=0.9, c_n=0.1), lambda: ref.cost(0.9, 0.1)),
 }
 
-F32_TOL = 1e-4  # rtol, and atol relative to max|w_ref|, for float32 runs on german (see module docstring)
 ETA_GERMAN = 1.0
 # a9a's rows are (mostly) 14 binary features scaled by 1/√14: with a "round" η (1, 0.5, …) a margin such as
 # η·‖x‖² of a repeated row hits ρ_t or 1 exactly in real arithmetic, and the float32-stored x puts it 4e-8
@@ -62,99 +72,6 @@ ETA_GERMAN = 1.0
 # η = 633/1024 is exact in float32, and COG's margins η·(a·ρ + b)·k/14 (integers a, b, k; ρ = 37155/11687)
 # cannot equal 1 or ρ exactly with it (the prime 211 of 633 does not divide 14·11687).
 ETA_A9A = 633 / 1024
-
-
-def f32(v: float) -> float:
-    return float(np.float32(v))
-
-
-def orders_for(n: int, count: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.permutation(n) for _ in range(count)])
-
-
-@functools.cache
-def german():
-    return jcsol.datasets.load("german")
-
-
-@functools.cache
-def _a9a():
-    parts = [jcsol.datasets.load(DATA / f, n_features=123) for f in ("a9a.gz", "a9a.t.gz")]
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-
-
-def a9a():
-    if not ((DATA / "a9a.gz").exists() and (DATA / "a9a.t.gz").exists()):
-        pytest.skip(f"a9a not available under {DATA}")
-    return _a9a()
-
-
-def run_jcsol(learner, X, y, orders, objective, dtype=None):
-    res = jcsol.run(learner, X, y, perms=orders, objective=objective, curve_points=orders.shape[1], dtype=dtype)
-    np.testing.assert_array_equal(res.curve_t, np.arange(1, orders.shape[1] + 1))
-    return res
-
-
-def per_round_predictions(res, y, orders) -> np.ndarray:
-    """``(grid_shape + (P, L))`` predictions in ``{-1, +1}``, checking each round's label against ``y[order]``."""
-    curve = np.asarray(res.curve)
-    cells = np.diff(curve, axis=-2, prepend=np.zeros_like(curve[..., :1, :]))
-    assert np.all((cells == 0) | (cells == 1)), "a round is not exactly one cell"
-    assert np.all(cells.sum(-1) == 1), "a round is not exactly one cell"
-    cell = cells.argmax(-1)
-    labels = np.where(cell <= 1, 1, -1)  # tp=0, fn=1: a positive example
-    np.testing.assert_array_equal(
-        labels,
-        np.broadcast_to(y[orders], labels.shape),
-        err_msg="the engine did not process the rows in the given order",
-    )
-    np.testing.assert_array_equal(curve[..., -1, :], res.counts)
-    return np.where((cell == 0) | (cell == 2), 1, -1)
-
-
-def final_state(res):
-    s = res.states
-    if hasattr(s, "mu"):
-        return np.asarray(s.mu), np.asarray(s.sigma)
-    return np.asarray(s.w), None
-
-
-def first_difference(a, b) -> int | None:
-    idx = np.flatnonzero(np.asarray(a) != np.asarray(b))
-    return int(idx[0]) if idx.size else None
-
-
-def assert_same_run(pred, counts, w, sigma, tr: ref.Trace, kind: str, tol: float, what: str):
-    """One jcsol run (its predictions, counts and final state) against one reference trace."""
-    t = first_difference(pred, tr.predictions)
-    assert t is None, (
-        f"{what}: prediction differs first at round {t} (jcsol {int(pred[t]):+d}, reference "
-        f"{int(tr.predictions[t]):+d}); reference score {float(tr.scores[t])!r}; {_closest_call(tr, kind, t)}"
-    )
-    np.testing.assert_array_equal(counts, ref.confusion(tr.labels, tr.predictions), err_msg=what)
-    scale = max(1.0, float(np.max(np.abs(tr.w))))
-    np.testing.assert_allclose(w, tr.w, rtol=tol, atol=tol * scale, err_msg=f"{what}: final weights")
-    if tr.sigma is not None:
-        np.testing.assert_allclose(
-            sigma, tr.sigma, rtol=tol, atol=tol * float(np.max(np.abs(tr.sigma))), err_msg=f"{what}: final Σ"
-        )
-
-
-def _closest_call(tr: ref.Trace, kind: str, upto: int) -> str:
-    """The earlier round whose update decision was closest to the boundary (a float32 near-tie suspect)."""
-    if upto == 0:
-        return "no earlier round"
-    arg = tr.hinge_argument(kind)[:upto]
-    i = int(np.argmin(np.abs(arg)))
-    return (
-        f"closest earlier update decision: round {i}, loss argument (I: ρ−yf, II: 1−yf) {float(arg[i])!r}, "
-        f"margin y·f {float(tr.labels[i] * tr.scores[i])!r}"
-    )
-
-
-def learner_of(name: str, **hp):
-    return jcsol.by_name(name, **hp)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -178,64 +95,6 @@ def test_reference_rho_by_hand():
 
 def test_reference_confusion_by_hand():
     np.testing.assert_array_equal(ref.confusion([1, 1, -1, -1, -1], [1, -1, 1, -1, -1]), [1, 1, 1, 2])
-
-
-def _hand_stream():
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
-    y = np.array([1, -1, 1, 1])
-    rho = lambda labels: np.where(labels > 0, 0.2, 1.0)  # noqa: E731
-    return X, y, np.arange(4), rho
-
-
-def test_reference_cog_by_hand():
-    X, y, order, rho = _hand_stream()
-    tr = ref.cog(X, y, order, eta=0.5, loss="II", rho_of=rho)
-    # r0: f=0 → +1, ℓ=0.2·1>0, w=[0.1,0]; r1: f=0 → +1, ℓ=1, w=[0.1,-0.5];
-    # r2: f=0.1 → +1, ℓ=0.2·0.9>0, g=-0.2x, w=[0.2,-0.5]; r3: f=-0.5 → -1, ℓ=0.2·1.5, w=[0.2,-0.4]
-    np.testing.assert_allclose(tr.scores, [0, 0, 0.1, -0.5])
-    np.testing.assert_array_equal(tr.predictions, [1, 1, 1, -1])
-    np.testing.assert_allclose(tr.w, [0.2, -0.4])
-    tr = ref.cog(X, y, order, eta=0.5, loss="I", rho_of=rho)
-    # type I: r0 ℓ=0.2, w=[.5,0]; r1 ℓ=1, w=[.5,-.5]; r2 margin 0.5 ≥ 0.2: ℓ=0; r3 margin -.5: w=[.5,0]
-    np.testing.assert_allclose(tr.losses, [0.2, 1.0, 0.0, 0.7])
-    np.testing.assert_allclose(tr.w, [0.5, 0.0])
-
-
-def test_reference_acog_uses_the_new_sigma_by_hand():
-    X, y, order, rho = _hand_stream()
-    for diagonal in (False, True):
-        tr = ref.acog(X, y, order, eta=1.0, gamma=1.0, loss="I", diagonal=diagonal, rho_of=rho)
-        # r0: Σ = diag(1/2, 1), μ = Σ x = [1/2, 0] (the old Σ would give [1, 0]);
-        # r1: Σ = diag(1/2, 1/2), μ = [1/2, -1/2]; r2: margin 1/2 ≥ ρ = 0.2, no change;
-        # r3: margin -1/2: Σ_22 = 1/2 - 1/4/(3/2) = 1/3, μ = [1/2, -1/2 + 1/3]
-        np.testing.assert_allclose(tr.w, [0.5, -0.5 + 1 / 3])
-        np.testing.assert_allclose(np.diag(tr.sigma) if not diagonal else tr.sigma, [0.5, 1 / 3])
-        np.testing.assert_array_equal(tr.updated, [True, True, False, True])
-
-
-def test_reference_acog_old_and_mixed_sigma_by_hand():
-    X, y, order, rho = _hand_stream()
-    for diagonal in (False, True):
-        # ν = 0, the old Σ_t: r0 μ = [1, 0]; r1 μ = [1, -1]; r2 margin 1 ≥ ρ: no change; r3 μ_2 = -1 + Σ_22 = -1/2
-        tr = ref.acog(X, y, order, eta=1.0, gamma=1.0, loss="I", diagonal=diagonal, rho_of=rho, new_sigma=0.0)
-        np.testing.assert_allclose(tr.w, [1.0, -0.5])
-        # ν = 1/2, the mean of both: r0 step 3/4; r1 step 3/4; r2 no change; r3 step (1/2 + 1/3)/2 = 5/12
-        tr = ref.acog(X, y, order, eta=1.0, gamma=1.0, loss="I", diagonal=diagonal, rho_of=rho, new_sigma=0.5)
-        np.testing.assert_allclose(tr.w, [0.75, -0.75 + 5 / 12])
-        # Σ does not depend on ν
-        np.testing.assert_allclose(np.diag(tr.sigma) if not diagonal else tr.sigma, [0.5, 1 / 3])
-
-
-def test_reference_full_equals_diag_on_axis_aligned_rows():
-    rng = np.random.default_rng(5)
-    X = np.eye(6)[rng.integers(0, 6, 300)] * rng.uniform(0.5, 2, (300, 1))
-    y = np.where(rng.random(300) < 0.3, 1, -1)
-    order = rng.permutation(300)
-    full = ref.acog(X, y, order, 0.7, 1.3, "II", False, ref.sum_laplace())
-    diag = ref.acog(X, y, order, 0.7, 1.3, "II", True, ref.sum_laplace())
-    np.testing.assert_array_equal(full.predictions, diag.predictions)
-    np.testing.assert_allclose(full.w, diag.w, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(np.diag(full.sigma), diag.sigma, rtol=1e-12, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -267,142 +126,6 @@ def test_german_float32(name, objective):
             F32_TOL,
             f"{name} {objective} perm {p}",
         )
-
-
-def test_german_eta_grid_cog_float32():
-    X, y = german()
-    orders = orders_for(len(y), 2, seed=1)
-    etas = np.array([0.1, 1.0, 10.0])
-    res = run_jcsol(jcsol.COG(eta=etas, loss="I"), X, y, orders, jcsol.Sum())
-    assert res.grid_shape == (3,)
-    preds = per_round_predictions(res, y, orders)
-    w, _ = final_state(res)
-    runs = {}
-    for g, eta in enumerate(etas):
-        for p, order in enumerate(orders):
-            tr = ref.cog(X, y, order, f32(eta), "I", ref.sum_offline())
-            runs[g, p] = tr.predictions
-            assert_same_run(preds[g, p], res.counts[g, p], w[g, p], None, tr, "I", F32_TOL, f"COG-I η={eta} perm {p}")
-    # the grid points are genuinely different runs (so a mix-up of grid points would be caught)
-    assert any(np.any(runs[0, p] != runs[2, p]) for p in range(2))
-
-
-@pytest.mark.parametrize("diagonal", [False, True])
-def test_german_eta_gamma_grid_acog_float32(diagonal):
-    X, y = german()
-    orders = orders_for(len(y), 2, seed=2)
-    etas, gammas = [0.1, 1.0, 10.0], [0.5, 2.0]
-    learner = jcsol.grid(jcsol.ACOG(loss="II", diagonal=diagonal), eta=etas, gamma=gammas)
-    res = run_jcsol(learner, X, y, orders, jcsol.Sum(rho="laplace"))
-    assert res.grid_shape == (3, 2)
-    preds = per_round_predictions(res, y, orders)
-    w, sigma = final_state(res)
-    finals = {}
-    for i, eta in enumerate(etas):
-        for j, gamma in enumerate(gammas):
-            for p, order in enumerate(orders):
-                tr = ref.acog(X, y, order, f32(eta), f32(gamma), "II", diagonal, ref.sum_laplace())
-                finals[i, j, p] = tr.sigma
-                assert_same_run(
-                    preds[i, j, p],
-                    res.counts[i, j, p],
-                    w[i, j, p],
-                    sigma[i, j, p],
-                    tr,
-                    "II",
-                    F32_TOL,
-                    f"ACOG-II{'-diag' if diagonal else ''} η={eta} γ={gamma} perm {p}",
-                )
-    assert not np.allclose(finals[1, 0, 0], finals[1, 1, 0])  # γ matters
-
-
-@pytest.mark.parametrize("diagonal", [False, True])
-def test_german_new_sigma_grid_acog_float32(diagonal):
-    """ACOG's ``new_sigma`` = ν: 0 (the old Σ_t), 1/2 and 1 (ACOG) as one grid, each point against the reference."""
-    X, y = german()
-    orders = orders_for(len(y), 2, seed=4)
-    etas, nus = [1.0, 10.0], [0.0, 0.5, 1.0]
-    learner = jcsol.grid(jcsol.ACOG(loss="I", diagonal=diagonal), eta=etas, new_sigma=nus)
-    res = run_jcsol(learner, X, y, orders, jcsol.Sum())
-    assert res.grid_shape == (2, 3)
-    preds = per_round_predictions(res, y, orders)
-    w, sigma = final_state(res)
-    for i, eta in enumerate(etas):
-        for j, nu in enumerate(nus):
-            for p, order in enumerate(orders):
-                tr = ref.acog(X, y, order, f32(eta), 1.0, "I", diagonal, ref.sum_offline(), new_sigma=nu)
-                assert_same_run(
-                    preds[i, j, p],
-                    res.counts[i, j, p],
-                    w[i, j, p],
-                    sigma[i, j, p],
-                    tr,
-                    "I",
-                    F32_TOL,
-                    f"ACOG-I{'-diag' if diagonal else ''} η={eta} ν={nu} perm {p}",
-                )
-    default = run_jcsol(jcsol.ACOG(eta=np.array(etas), loss="I", diagonal=diagonal), X, y, orders, jcsol.Sum())
-    np.testing.assert_array_equal(default.counts, res.counts[:, 2])  # ν = 1 is ACOG
-    np.testing.assert_array_equal(np.asarray(default.states.mu), w[:, 2])
-    assert not np.array_equal(preds[:, 0], preds[:, 2])  # the rules differ
-
-
-def test_acog_diag_new_sigma_on_sparse_rows_gives_the_dense_run():
-    """The diagonal mixed step touches only a sparse row's non-zeros, and equals the dense one."""
-    X, y = german()
-    Xs, ys = jcsol.datasets.load("german", sparse=True)
-    np.testing.assert_array_equal(y, ys)
-    learner = jcsol.grid(jcsol.ACOG(diagonal=True, loss="II"), eta=[1.0, 10.0], new_sigma=[0.0, 0.5, 1.0])
-    dense = jcsol.run(learner, X[:300], y[:300], perms=2, key=2)
-    sparse = jcsol.run(
-        learner, jcsol.SparseRows(Xs.indices[:300], Xs.values[:300], Xs.n_features), y[:300], perms=2, key=2
-    )
-    np.testing.assert_array_equal(dense.counts, sparse.counts)
-    np.testing.assert_allclose(np.asarray(sparse.states.mu), np.asarray(dense.states.mu), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(sparse.states.sigma), np.asarray(dense.states.sigma), rtol=1e-5, atol=1e-6)
-    assert not np.array_equal(dense.counts[:, 0], dense.counts[:, 2])  # ν changes the runs
-
-
-def test_acog_new_sigma_validation():
-    jcsol.ACOG(new_sigma=0.0), jcsol.ACOG(new_sigma=[0.0, 0.25, 1.0])
-    for bad in (-0.1, 1.5, [0.0, 2.0]):
-        with pytest.raises(ValueError, match="new_sigma must be in \\[0, 1\\]"):
-            jcsol.ACOG(new_sigma=bad)
-    assert jcsol.ACOG(loss="II", diagonal=True, new_sigma=0.0).name == "ACOG-II-diag"
-
-
-def test_laplace_counts_include_the_current_round():
-    """The Laplace estimate counts the current example (docs/conventions.md). On this stream a reference that
-    counts only the previous rounds, or that uses the offline ρ, predicts differently, so jcsol's agreement with
-    the "including" reference at every round pins the convention down."""
-    X, y = german()
-    orders = orders_for(len(y), 2, seed=3)
-
-    def laplace_excluding(labels):
-        out = np.empty(len(labels))
-        p = n = 0
-        for t, label in enumerate(labels):
-            out[t] = (n + 1) / (p + 1) if label > 0 else 1.0
-            p, n = p + (label > 0), n + (label < 0)
-        return out
-
-    res = run_jcsol(jcsol.COG(eta=1.0, loss="II"), X, y, orders, jcsol.Sum(rho="laplace"))
-    preds = per_round_predictions(res, y, orders)
-    w, _ = final_state(res)
-    for p, order in enumerate(orders):
-        including = ref.cog(X, y, order, 1.0, "II", ref.sum_laplace())
-        excluding = ref.cog(X, y, order, 1.0, "II", laplace_excluding)
-        offline = ref.cog(X, y, order, 1.0, "II", ref.sum_offline())
-        # ρ_t differs from the offline value and from the "excluding" convention on this stream …
-        assert not np.allclose(including.rhos, offline.rhos)
-        assert not np.allclose(including.rhos, excluding.rhos)
-        # … and so do the predictions, so the comparison below can tell the conventions apart
-        assert first_difference(including.predictions, excluding.predictions) is not None
-        assert first_difference(including.predictions, offline.predictions) is not None
-        assert_same_run(preds[p], res.counts[p], w[p], None, including, "II", F32_TOL, f"COG-II laplace perm {p}")
-        # the very first positive sees ρ = (n+1)/(1+1) with its own count included
-        first_pos = int(np.argmax(including.labels > 0))
-        assert including.rhos[first_pos] == pytest.approx((first_pos + 1) / 2)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -518,7 +241,7 @@ F64_SCRIPT = textwrap.dedent(r"""
     import numpy as np
     import jcsol
     sys.path.insert(0, sys.argv[1])
-    import reference as ref
+    import reference_cog as ref
 
     cfg = json.loads(sys.argv[2])
     if cfg["data"] == "german":

@@ -1,4 +1,13 @@
-"""Independent float64 NumPy references for the papers' baselines (docs/bibliography.md), one example at a time.
+"""Independent float64 NumPy references for the papers' baselines (docs/bibliography.md), one example at a time:
+the Perceptron (Rosenblatt, *The Perceptron: A Probabilistic Model for Information Storage and Organization in the
+Brain*, Psychological Review, 1958); ROMMA and aggressive ROMMA (Li, Long, *The Relaxed Online Maximum Margin
+Algorithm*, Machine Learning, 2002); PA, PA-I, PA-II, CPA-PB and CPA-ML (Crammer, Dekel, Keshet,
+Shalev-Shwartz, Singer, *Online Passive-Aggressive Algorithms*, JMLR, 2006); PAUM (Li, Zaragoza, Herbrich,
+Shawe-Taylor, Kandola, *The Perceptron Algorithm with Uneven Margins*, ICML 2002); OGD (Zinkevich, *Online Convex
+Programming and Generalized Infinitesimal Gradient Ascent*, ICML 2003); AROW (Crammer, Kulesza, Dredze, *Adaptive
+Regularization of Weight Vectors*, NIPS 2009); exact CW (Crammer, Dredze, Pereira, *Exact Convex
+Confidence-Weighted Learning*, NIPS 2008); SCW-I and SCW-II (Wang, Zhao, Hoi, *Exact Soft Confidence-Weighted
+Learning*, ICML 2012).
 
 Written from the papers and ``docs/conventions.md`` (not from jcsol's code, which this module does not import):
 plain loops, the papers' closed forms as printed (ROMMA's ``c, d`` coefficients, CW's covariance update on Σ itself),
