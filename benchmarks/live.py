@@ -216,14 +216,15 @@ def latency(learner, X, y, n_events: int) -> dict:
     x1, y1 = _take(X, 0, 1), y[:1].astype(np.float32)
     live.predict(x1)
     live.learn(x1, y[:1])
-    held = [np.zeros(a.shape, a.dtype) for a in live._buffers]  # the learner's buffers between calls
-    shared = jax.tree.leaves(live._shared)
+    backend = live._backend  # the one-device path (jcsol.live.packed.Packed)
+    held = [np.zeros(a.shape, a.dtype) for a in backend.buffers]  # the learner's buffers between calls
+    shared = jax.tree.leaves(backend.shared)
     n_held = len(held)
     empty_learn = jax.jit(lambda held, shared, x, y: (held, y * 0), donate_argnums=0)
     empty_predict = jax.jit(lambda held, shared, x: x[:, 0] * 0)
     held = jax.device_put(held)
     for _ in range(100):
-        np.asarray(empty_predict(held, shared[: len(live._shared[0])], x1))
+        np.asarray(empty_predict(held, shared[: len(backend.shared[0])], x1))
         held, _ = empty_learn(held, shared, x1, y1)
     real, floor = [], []
     n = min(n_events, len(y))
@@ -234,7 +235,7 @@ def latency(learner, X, y, n_events: int) -> dict:
         live.learn(row, y[t : t + 1])
         real.append(time.perf_counter() - start)
         start = time.perf_counter()
-        np.asarray(empty_predict(held, shared[: len(live._shared[0])], row))
+        np.asarray(empty_predict(held, shared[: len(backend.shared[0])], row))
         held, _ = empty_learn(held, shared, row, y1)
         floor.append(time.perf_counter() - start)
     reads = []

@@ -128,7 +128,7 @@ def test_state_layout_follows_the_kind_of_rows(blocks):
     cuts, scores, layouts = split(len(y), 4), [], []
     for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
         scores.append(live.learn(take(X, a, b) if k % 2 == 0 else dense[a:b], y[a:b], return_scores=True))
-        held = live._buffers if blocks == 1 else jax.tree.leaves(live._buffers[0])
+        held = live._backend.buffers if blocks == 1 else jax.tree.leaves(live._backend.carries)
         layouts.append({leaf.format.layout.major_to_minor for leaf in held if leaf.shape[-1] == X.n_features})
         served = live.predict(dense[:9] if k % 2 else take(X, 0, 9))
         np.testing.assert_allclose(served, live.scores(dense[:9])[:, live.served], rtol=1e-5, atol=1e-6)
@@ -145,29 +145,31 @@ def test_the_board_and_the_counts_are_read_without_the_states(monkeypatch):
     """Reading the board (``served``, ``leaderboard()``) or the engine's counts passes the buffers holding them
     alone to its call: the states' vectors, configurations-minor over sparse rows, are neither read nor copied
     out of their layout."""
-    from jcsol.live import learner as learner_module
-    from jcsol.live.learner import _kept, _unpack
+    from jcsol.live import packed as packed_module
+    from jcsol.live.packed import _kept, _unpack
 
     X, y = sparse_stream(d=5000)
     live = Live(jcsol.ACOG(eta=np.array([0.1, 1.0, 3.0, 10.0]), diagonal=True))
     live.learn(X, y)
-    layout, whole = live._layout, _unpack(live._buffers, layout=live._layout)
-    vectors = [i for i, b in enumerate(live._buffers) if b.shape[-1] == X.n_features]
+    layout, whole = live._backend.packing, _unpack(live._backend.buffers, packing=live._backend.packing)
+    vectors = [i for i, b in enumerate(live._backend.buffers) if b.shape[-1] == X.n_features]
     assert vectors
     calls = []
 
-    def partial(buffers, *, layout, keep=None):
+    def partial(buffers, *, packing, keep=None):
         assert keep is not None, "the whole buffers unpacked"
         main = next(
-            line for line in _unpack.lower(buffers, layout=layout, keep=keep).as_text().splitlines() if "@main" in line
+            line
+            for line in _unpack.lower(buffers, packing=packing, keep=keep).as_text().splitlines()
+            if "@main" in line
         )
         held = {at for (at, _, _), k in zip(layout.slots, keep) if k}
         assert main.count("%arg") == len(held), main
         assert not held & set(vectors), main
         calls.append(keep)
-        return _unpack(buffers, layout=layout, keep=keep)
+        return _unpack(buffers, packing=packing, keep=keep)
 
-    monkeypatch.setattr(learner_module, "_unpack", partial)
+    monkeypatch.setattr(packed_module, "_unpack", partial)
     for got, expected in zip(live.board, whole[1], strict=True):
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(live.counts, np.asarray(whole[0][0].counts[0]))
@@ -545,7 +547,7 @@ def test_counts_are_halved_before_an_int32_wraps(stream):
         each.learn(X[:60], y[:60])
     scale = (2**30 - 4) // 60  # every configuration's counts sum to 60·scale, 4 short of 2**30
     board, engine = twin.board, twin.counts
-    live._hold(
+    live._backend.hold(
         tuple(c._replace(counts=c.counts * scale) for c in twin.carry),
         board._replace(counts=board.counts * scale, served_counts=board.served_counts * scale),
     )

@@ -1,4 +1,5 @@
-"""What :meth:`jcsol.Live.leaderboard` returns: every configuration's progressive measures, side by side."""
+"""What :meth:`jcsol.Live.leaderboard` returns: every configuration's progressive measures, side by side, with
+its hyperparameters (:func:`grid_params`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import dataclasses
 import numpy as np
 
 from .. import metrics
+from ..core.checks import flatten_grid
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,3 +90,19 @@ class Leaderboard:
             f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted"
         )
         return "\n".join(lines)
+
+
+def grid_params(learners: tuple, sizes: tuple, objective) -> dict[str, np.ndarray]:
+    """Each configuration's hyperparameters (NaN where its learner has no such one), the learners' grids side by
+    side (their sizes ``sizes``); with several learners, also each configuration's learner name."""
+    names = list(dict.fromkeys(k for each in learners for k in each.hyperparameters()))
+    out = {k: np.full(sum(sizes), np.nan) for k in names}
+    start = 0
+    for each, size in zip(learners, sizes):
+        shape = flatten_grid(each, objective, np.float64)[0]
+        for k, v in each.hyperparameters().items():
+            out[k][start : start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
+        start += size
+    if len(learners) > 1:
+        out = {"learner": np.repeat([each.name for each in learners], sizes), **out}
+    return out

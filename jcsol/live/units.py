@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -31,16 +33,18 @@ from ..checkpoint import update_digest
 from ..core.layout import carry_formats, is_format
 from ..core.placement import blocked, devices_for, on_host, pad_runs, sharded
 from ..core.programs import compiled_init
-from ..core.rounds import advance, advance_prefix
 from ..distributed import Spread
-from ..scoring import grid_scores, grid_weights, sparse_dot
+from ..scoring import grid_scores
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options, version_numbers
-from .board import Board, Selection, advance_board, halve_when_full, served_score
+from . import files
+from .backend import batch_rounds, flat_counts, working_labels
+from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 
 class Units:
-    """The placement of a live learner's grid as units over devices, and its compiled learn and predict.
+    """A live learner's grid as units over devices (:class:`jcsol.live.backend.Backend`): the carries split over
+    the devices, the board whole on each, and the compiled learn and predict of the units.
 
     Args:
         learners, objective: each learner's flat grid (hyperparameter leaves of shape ``(size,)``) and the whole
@@ -48,10 +52,20 @@ class Units:
         sizes: each learner's grid size.
         blocks: the blocks each learner's grid is cut into.
         key: the key of the learners' initial states (the same as a one-block live learner's).
+        selection, dtype: the board's rule and the working dtype.
     """
 
-    def __init__(self, learners: tuple, objective, sizes: tuple[int, ...], blocks: int, key: jax.Array):
-        self.sizes, self.blocks = sizes, blocks
+    def __init__(
+        self,
+        learners: tuple,
+        objective,
+        sizes: tuple[int, ...],
+        blocks: int,
+        key: jax.Array,
+        selection: Selection,
+        dtype,
+    ):
+        self.sizes, self.blocks, self.selection, self.dtype = sizes, blocks, selection, dtype
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
         self.devices = devices_for(blocks, at_least)
@@ -79,6 +93,99 @@ class Units:
         self.objective = self.whole(objective)
         self.keys = self.split(keys)
         self._formats: dict[bool, tuple] = {}  # by sparse_rows: see formats()
+        self.carries: tuple | None = None  # each learner's carry, leaves (units, block, …), split over the devices
+        self.whole_board: Board | None = None  # the board, whole on every device
+        self.sparse_rows = False  # the kind of rows the carries are laid out for (the last seen)
+        self.d = 0
+
+    # -- the backend ----------------------------------------------------------------------------------------
+    @property
+    def started(self) -> bool:
+        return self.carries is not None
+
+    def start(self, d: int, sparse_rows: bool, description: dict) -> None:
+        self.same_call("start", np.frombuffer(json.dumps(description).encode(), np.uint8))
+        self.whole_board = self.whole(init_board(sum(self.sizes), self.selection, self.dtype))
+        self.d, self.sparse_rows = d, sparse_rows
+        self.carries = self.init(d, self.dtype, sparse_rows)
+
+    def learn(self, rows, y, arrival, served, length) -> jax.Array:
+        """Every configuration's pre-update scores ``(n, G)``, the carries and the board advanced by the first
+        ``length`` events of a padded batch."""
+        carries, board = self._laid_out_for(rows)
+        args = (rows, y, arrival, served, length)
+        self.same_call("learn", *args)
+        args = self._inputs(args)
+        formats = self.formats(carries, isinstance(rows, tuple))
+        learn = _unit_learn(self.devices, self.d, self.selection, self.sizes, self.per_unit, formats)
+        self.carries, self.whole_board, scores = self._run(
+            lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch"
+        )
+        return scores
+
+    def score(self, rows, grid: bool) -> tuple[jax.Array | None, jax.Array]:
+        """``(every configuration's scores (n, G) or None unless grid, the served scores (n,))``."""
+        carries, board = self._laid_out_for(rows)
+        rule = self.selection.rule
+        chosen = choice(board, rule)
+        self.same_call("predict", rows)
+        (rows,) = self._inputs((rows,))
+        formats = tuple(f.state for f in self.formats(carries, isinstance(rows, tuple)))
+        predict = _unit_predict(self.devices, self.d, rule, self.sizes, self.per_unit, formats)
+        states, learners = tuple(c.state for c in carries), tuple(learner for learner, _ in self.hyper)
+        return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
+
+    def carry(self) -> tuple:
+        """The carries as a one-block live learner holds them (over several processes, gathered from all: every
+        process must ask for them)."""
+        assert self.carries is not None
+        return self.gathered(self.carries, "gathering the live learner's states")
+
+    def board(self) -> Board:
+        return jax.tree.map(np.asarray, self.whole_board)  # the same on every device and process
+
+    def counts(self) -> np.ndarray:
+        return flat_counts(self.carry())
+
+    def saved_carry(self) -> list[np.ndarray]:
+        """The carry's leaves: this process's units over several processes, else as :meth:`carry` gives them."""
+        if self.spread is None:
+            return [np.asarray(a) for a in jax.tree.leaves(self.carry())]
+        return self.spread.local(self.carries)
+
+    def hold(self, carry: tuple, board: Board) -> None:
+        self.carries, self.whole_board = self.placed(carry, self.sparse_rows), self.whole(board)
+
+    def restore(self, arrays: Mapping[str, np.ndarray], path: str) -> None:
+        if self.spread is None:
+            self.hold(
+                files.restored(self.carry(), arrays, "carry", path), files.restored(self.board(), arrays, "board", path)
+            )
+            return
+        assert self.carries is not None
+        shapes = jax.tree.leaves(self.carries)
+        mine = self.spread.runs.stop - self.spread.runs.start
+        saved = files.leaves(arrays, "carry", len(shapes))
+        for i, (a, s) in enumerate(zip(saved, shapes)):
+            if a is None or a.shape != (mine,) + s.shape[1:] or a.dtype != s.dtype:
+                raise files.LiveFileError(
+                    f"{path} holds carry arrays of other shapes than this learner's (carry/{i}: "
+                    f"{None if a is None else (a.dtype, a.shape)}, expected {(s.dtype, (mine,) + s.shape[1:])})"
+                )
+        self.carries, self.whole_board = (
+            self.spread.from_local(self.carries, [a for a in saved if a is not None]),
+            self.whole(files.restored(self.board(), arrays, "board", path, place=False)),
+        )
+
+    def _laid_out_for(self, rows) -> tuple[tuple, Board]:
+        """``(carries, board)``, the carries laid out for a batch of these rows' kind (sparse or dense) first if the
+        last batch was of the other kind."""
+        assert self.carries is not None and self.whole_board is not None
+        sparse = isinstance(rows, tuple)
+        if sparse != self.sparse_rows:
+            self.sparse_rows = sparse
+            self.carries = jax.device_put(self.carries, self.formats(self.carries, sparse))
+        return self.carries, self.whole_board
 
     # -- placement ------------------------------------------------------------------------------------------
     def split(self, tree) -> Any:
@@ -150,31 +257,14 @@ class Units:
         )
         return jax.device_put(placed, self.formats(placed, sparse_rows))
 
-    def layout(self) -> dict:
-        """The process layout a saved share records (see :meth:`jcsol.distributed.Spread.layout`)."""
-        assert self.spread is not None
+    def layout(self) -> dict | None:
+        """The process layout a saved share records (see :meth:`jcsol.distributed.Spread.layout`); ``None`` in one
+        process."""
+        if self.spread is None:
+            return None
         return {**self.spread.layout(), "grid_blocks": self.blocks}
 
     # -- the compiled calls ---------------------------------------------------------------------------------
-    def learn(self, carries: tuple, board: Board, rows, y, arrival, served, length, *, d: int, selection: Selection):
-        """``(carries, board, every configuration's pre-update scores (n, G))`` after learning the first ``length``
-        events of a padded batch."""
-        args = (rows, y, arrival, served, length)
-        self.same_call("learn", *args)
-        args = self._inputs(args)
-        formats = self.formats(carries, isinstance(rows, tuple))
-        learn = _unit_learn(self.devices, d, selection, self.sizes, self.per_unit, formats)
-        return self._run(lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch")
-
-    def predict(self, carries: tuple, chosen, rows, *, d: int, rule: str, grid: bool):
-        """``(every configuration's scores (n, G) or None unless grid, the served scores (n,))``."""
-        self.same_call("predict", rows)
-        (rows,) = self._inputs((rows,))
-        formats = tuple(f.state for f in self.formats(carries, isinstance(rows, tuple)))
-        predict = _unit_predict(self.devices, d, rule, self.sizes, self.per_unit, formats)
-        states, learners = tuple(c.state for c in carries), tuple(learner for learner, _ in self.hyper)
-        return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
-
     def formats(self, carries: tuple, sparse_rows: bool) -> tuple:
         """Each learner's carry formats for sparse rows or dense ones (:func:`jcsol.core.layout.carry_formats`, the
         other leaves split over the units): the layouts and placements the compiled calls take and give, so
@@ -278,7 +368,7 @@ def _learn_units_impl(
     carries, board, hyper, objective, rows, y, arrival, served, length, *, d, selection, sizes, per_unit, gather
 ):
     """The engine's rounds over one batch for this device's units of each learner, every configuration's
-    scores gathered, then the board's update (as :func:`jcsol.live.learner._learn_impl`, per unit)."""
+    scores gathered, then the board's update (as the one-device backend's, :mod:`jcsol.live.packed`, per unit)."""
     y = working_labels(y, rows)
     n = y.shape[0]
     new, per_learner = [], []
@@ -291,26 +381,6 @@ def _learn_units_impl(
     board = advance_board(board, objective, scores if arrival is None else arrival, y, served, selection, length)
     carries, board = halve_when_full(tuple(new), board)
     return carries, board, scores
-
-
-def working_labels(y, rows):
-    """The labels of a batch, given to a call as int8 (one byte an event), in the rows' dtype."""
-    return y.astype((rows[1] if isinstance(rows, tuple) else rows).dtype)
-
-
-def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
-    """The engine's rounds over a batch in every unit, the events in their order: all of them
-    (:func:`jcsol.core.rounds.advance`) when ``length`` is ``None``, else the first ``length`` of a padded batch
-    (:func:`jcsol.core.rounds.advance_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
-    n = y.shape[0]
-    units = jax.tree.leaves(carry)[0].shape[0]
-    none = jnp.zeros(units, jnp.int32)
-    order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
-    slots = jnp.zeros(n, jnp.int32)
-    args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
-    if length is None:
-        return advance(*args, d=d, per_unit=per_unit)
-    return advance_prefix(*args, d=d, length=length, per_unit=per_unit)
 
 
 def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
@@ -335,18 +405,3 @@ def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes,
         per_learner.append(jnp.swapaxes(s, 0, 1).reshape(n, -1)[:, :size])
     scores = jnp.concatenate(per_learner, axis=1)
     return (scores if grid else None), served_score(chosen, scores, rule)
-
-
-def served_linear_scores(states: tuple, learners: tuple, sizes: tuple, chosen, rows) -> jax.Array:
-    """``(n,)`` scores of sparse rows under one configuration, ``chosen`` in the learners' grids laid side by
-    side (their sizes ``sizes``), every learner linear: the weights of the rows' features are gathered for that
-    configuration alone, the same values :func:`grid_scores` gives in its column."""
-    served = None
-    start = 0
-    for state, learner, size in zip(states, learners, sizes):
-        own = jnp.clip(chosen - start, 0, size - 1)
-        scores = sparse_dot(rows, grid_weights(state, learner).T[rows[0], own][..., None])[:, 0]
-        served = scores if served is None else jnp.where(chosen >= start, scores, served)
-        start += size
-    assert served is not None
-    return served

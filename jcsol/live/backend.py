@@ -1,0 +1,112 @@
+"""What a live learner asks of the states it holds (:class:`Backend`), and the rounds both backends run.
+
+Two backends hold a live learner's states and its board, and compile its calls:
+
+- :class:`jcsol.live.packed.Packed`: the whole grid on one device, held between calls as a few flat buffers;
+- :class:`jcsol.live.units.Units`: the grid cut into blocks laid over the devices of this process, or of every
+  process of a distributed run.
+
+:class:`jcsol.Live` checks a batch, cuts and pads it (:mod:`jcsol.live.batches`), and hands each piece to its
+backend; the backend lays its states out for the kind of rows (sparse or dense) it is given and runs the
+compiled call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..core.rounds import advance, advance_prefix
+from ..distributed import Spread
+from .board import Board
+
+
+class Backend(Protocol):
+    """The states and the board of a live learner, and the calls that advance and read them.
+
+    ``rows`` are given as the compiled calls take them (:func:`jcsol.live.batches.device_rows`): a dense array,
+    or sparse rows' ``(indices, values)``; a backend lays its states out for their kind before its call.
+    """
+
+    #: the processes that hold the grid with this one; ``None`` where this process holds all of it
+    spread: Spread | None
+
+    @property
+    def started(self) -> bool:
+        """Whether the states are held (the learner has its dimension)."""
+        ...
+
+    def start(self, d: int, sparse_rows: bool, description: dict) -> None:
+        """Holds the initial states of ``d`` features (as :func:`jcsol.run` makes them) and an empty board, laid
+        out for sparse rows or dense ones; ``description`` is the learner's, which every process must share."""
+        ...
+
+    def learn(self, rows, y, arrival, served, length) -> jax.Array:
+        """Learns the first ``length`` events of a padded batch (all of them when ``length`` is ``None``) in every
+        configuration, then advances the board with ``arrival`` (the scores given when the events arrived; by
+        default those of this pass) and ``served``; gives every configuration's pre-update scores ``(n, G)``."""
+        ...
+
+    def score(self, rows, grid: bool) -> tuple[jax.Array | None, jax.Array]:
+        """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``; nothing
+        changes."""
+        ...
+
+    def carry(self) -> tuple:
+        """Each learner's engine carry, leaves of shape ``(1, its grid size, …)``."""
+        ...
+
+    def board(self) -> Board:
+        """The board."""
+        ...
+
+    def counts(self) -> np.ndarray:
+        """The engine's confusion counts of every configuration, ``(G, 4)``."""
+        ...
+
+    def hold(self, carry: tuple, board: Board) -> None:
+        """Holds ``carry`` (as :meth:`carry` gives it) and ``board`` in place of the states and the board."""
+        ...
+
+    def saved_carry(self) -> list[np.ndarray]:
+        """The carry's leaves as this process saves them."""
+        ...
+
+    def layout(self) -> dict | None:
+        """The process layout a share of a save records; ``None`` where this process holds the whole grid."""
+        ...
+
+    def restore(self, arrays: Mapping[str, np.ndarray], path: str) -> None:
+        """Holds the carry and the board saved in ``arrays``, the arrays of the file ``path``
+        (:mod:`jcsol.live.files`; the carry as :meth:`saved_carry` gives it), refusing them
+        (:class:`jcsol.live.files.LiveFileError`) if they are not this learner's."""
+        ...
+
+
+def flat_counts(carries: tuple) -> np.ndarray:
+    """The engine's counts of each learner's carry (leaves ``(1, its grid size, …)``), side by side: ``(G, 4)``."""
+    return np.concatenate([np.asarray(c.counts[0]) for c in carries])
+
+
+def working_labels(y, rows):
+    """The labels of a batch, given to a call as int8 (one byte an event), in the rows' dtype."""
+    return y.astype((rows[1] if isinstance(rows, tuple) else rows).dtype)
+
+
+def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
+    """The engine's rounds over a batch in every unit, the events in their order: all of them
+    (:func:`jcsol.core.rounds.advance`) when ``length`` is ``None``, else the first ``length`` of a padded batch
+    (:func:`jcsol.core.rounds.advance_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
+    n = y.shape[0]
+    units = jax.tree.leaves(carry)[0].shape[0]
+    none = jnp.zeros(units, jnp.int32)
+    order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
+    slots = jnp.zeros(n, jnp.int32)
+    args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
+    if length is None:
+        return advance(*args, d=d, per_unit=per_unit)
+    return advance_prefix(*args, d=d, length=length, per_unit=per_unit)
