@@ -126,16 +126,15 @@ def choose(path: Any, learner, *, dense_rows: bool, platform: str) -> Path:
     """The path a run takes: ``path`` as given to :func:`jcsol.run`, resolved for ``learner`` on rows that are
     dense and in memory (``dense_rows``) or not, on ``platform``. Refuses a kernel path that does not cover the
     learner, naming what it covers."""
+    scan = GPU_SCAN if platform == "gpu" else Scan()
     if isinstance(path, (Scan, Kernel)):
         chosen = path
     elif path == "scan":
-        chosen = GPU_SCAN if platform == "gpu" else Scan()
+        chosen = scan
     elif path == "kernel":
         chosen = GPU_KERNEL
     elif path == "auto":
-        if platform == "gpu" and covers(learner, dense_rows=dense_rows):
-            return GPU_KERNEL
-        return GPU_SCAN if platform == "gpu" else Scan()
+        return GPU_KERNEL if platform == "gpu" and covers(learner, dense_rows=dense_rows) else scan
     else:
         raise ValueError(f'path must be "auto", "scan", "kernel", jcsol.Scan(...) or jcsol.Kernel(...), got {path!r}')
     if isinstance(chosen, Kernel) and not dense_rows:

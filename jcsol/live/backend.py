@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core.rounds import advance, advance_prefix
 from ..distributed import Spread
+from . import files
 from .board import Board
 
 
@@ -85,6 +86,19 @@ class Backend(Protocol):
         (:mod:`jcsol.live.files`; the carry as :meth:`saved_carry` gives it), refusing them
         (:class:`jcsol.live.files.LiveFileError`) if they are not this learner's."""
         ...
+
+
+def whole_carry_leaves(backend: Backend) -> list[np.ndarray]:
+    """The leaves of ``backend``'s carry, as a process that holds the whole grid saves them."""
+    return [np.asarray(a) for a in jax.tree.leaves(backend.carry())]
+
+
+def restore_whole(backend: Backend, arrays: Mapping[str, np.ndarray], path: str) -> None:
+    """Holds the carry and the board that ``arrays`` (those of the file ``path``) save for a process that holds
+    the whole grid, each checked against ``backend``'s own (:func:`jcsol.live.files.restored`)."""
+    backend.hold(
+        files.restored(backend.carry(), arrays, "carry", path), files.restored(backend.board(), arrays, "board", path)
+    )
 
 
 def flat_counts(carries: tuple) -> np.ndarray:

@@ -29,8 +29,7 @@ from ..core.rounds import init_carry
 from ..distributed import Spread
 from ..scoring import grid_scores, grid_weights, is_linear, sparse_dot
 from ..xla_cpu import compile_options
-from . import files
-from .backend import batch_rounds, flat_counts, working_labels
+from .backend import batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 _COMPILED: CompiledCache[Any] = CompiledCache()
@@ -113,15 +112,13 @@ class Packed:
         return flat_counts(_unpack(self.buffers, packing=self.packing, keep=_kept(self.packing, "counts"))[0])
 
     def saved_carry(self) -> list[np.ndarray]:
-        return [np.asarray(a) for a in jax.tree.leaves(self.carry())]
+        return whole_carry_leaves(self)
 
     def layout(self) -> None:
         return None
 
     def restore(self, arrays: Mapping[str, np.ndarray], path: str) -> None:
-        self.hold(
-            files.restored(self.carry(), arrays, "carry", path), files.restored(self.board(), arrays, "board", path)
-        )
+        restore_whole(self, arrays, path)
 
     def _laid_out_for(self, rows) -> Calls:
         """The compiled calls for a batch of these rows, the buffers laid out for their kind (sparse or dense)

@@ -38,7 +38,7 @@ from ..scoring import grid_scores
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options, version_numbers
 from . import files
-from .backend import batch_rounds, flat_counts, working_labels
+from .backend import batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 
@@ -150,7 +150,7 @@ class Units:
     def saved_carry(self) -> list[np.ndarray]:
         """The carry's leaves: this process's units over several processes, else as :meth:`carry` gives them."""
         if self.spread is None:
-            return [np.asarray(a) for a in jax.tree.leaves(self.carry())]
+            return whole_carry_leaves(self)
         return self.spread.local(self.carries)
 
     def hold(self, carry: tuple, board: Board) -> None:
@@ -158,9 +158,7 @@ class Units:
 
     def restore(self, arrays: Mapping[str, np.ndarray], path: str) -> None:
         if self.spread is None:
-            self.hold(
-                files.restored(self.carry(), arrays, "carry", path), files.restored(self.board(), arrays, "board", path)
-            )
+            restore_whole(self, arrays, path)
             return
         assert self.carries is not None
         shapes = jax.tree.leaves(self.carries)
