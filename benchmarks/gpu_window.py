@@ -5,8 +5,8 @@ it measured), and skips a step that its time budget cannot finish. Side by side 
 protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and the 2,420-run η × γ grid:
 
 * the scan as it is, with XLA's command buffers for ``while`` loops, and unrolled;
-* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes, warp counts and pipelining stages
-  (``--kernels``);
+* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes, warp counts, pipelining stages and rounds
+  an iteration of its loop (``--kernels``);
 * every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``), after a check
   of which of jcsol's CPU programs the installed jaxlib compiles on 1, 2 and every core's device;
 * full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, a round and 8 rounds an
@@ -14,7 +14,8 @@ protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and th
 * a ``jax.profiler`` trace of 64 rounds of each path, parsed here: kernels per round, device time against wall
   time per round; Nsight Compute's registers, spills, occupancy and speed of light of the kernel, where ``ncu``
   is installed;
-* the kernel's counts and states, and the unrolled scan's, against the scan's on the same orders (counts equal but
+* the kernel's counts and states (its loop taking 1 and 4 rounds an iteration), and the unrolled scan's, against
+  the scan's on the same orders (counts equal but
   for rounds whose score is within 1e-5 of 0, relative; states within 1e-5 of each run's scale; whether the bits
   are the same);
 * a toy scan's cost per iteration (the launch cost that the kernel path removes), and KOIL's 8,820-run (σ, C)
@@ -193,18 +194,20 @@ def public(figures: dict) -> dict:
     return {k: v for k, v in figures.items() if not k.startswith("_")}
 
 
-#: The kernel shapes compared by default: the GPU's (one run a program, one warp), with 2 stages, 2 and 4 runs a
-#: program, and the whole grid of a permutation on 4 warps (``benchmarks/results/gpu_window-h200-2026-11-27.md``).
-KERNELS = ((1, 1, 1), (1, 1, 2), (2, 1, 1), (4, 1, 1), (None, 4, 1))
+#: The kernel shapes compared by default, ``(block, warps, stages, unroll)``: the GPU's (one run a program on one
+#: warp, ``benchmarks/results/gpu_window-h200-2026-11-27.md``) taking 1, 2, 4 and 8 rounds an iteration of its loop,
+#: and 2 runs a program 4 rounds an iteration. The SASS of the loop (``benchmarks/kernel_code.py``) waits every round
+#: for the row loaded during the round before; taking rounds in groups gives a row's load a group's rounds.
+KERNELS = ((1, 1, 1, 1), (1, 1, 1, 2), (1, 1, 1, 4), (1, 1, 1, 8), (2, 1, 1, 4))
 
 
 def kernel_shapes(spec: str) -> tuple:
-    """``--kernels``' value: ``block:warps:stages`` shapes, comma-separated (block ``grid``: every grid point of a
-    permutation in one program)."""
+    """``--kernels``' value: ``block:warps:stages[:unroll]`` shapes, comma-separated (block ``grid``: every grid
+    point of a permutation in one program; unroll 1 when left out)."""
     shapes = []
     for item in spec.split(","):
-        block, warps, stages = item.split(":")
-        shapes.append((None if block == "grid" else int(block), int(warps), int(stages)))
+        block, warps, stages, *unroll = item.split(":")
+        shapes.append((None if block == "grid" else int(block), int(warps), int(stages), int(*unroll or (1,))))
     return tuple(shapes)
 
 
@@ -219,6 +222,7 @@ def variants(dry: bool, kernels: tuple = KERNELS, scans: bool = True) -> list[tu
             ("scan unroll=2", jcsol.Scan(unroll=2)),
             ("kernel", jcsol.Kernel()),
             ("kernel block=4 warps=1", jcsol.Kernel(block=4, num_warps=1)),
+            ("kernel unroll=4", jcsol.Kernel(unroll=4)),
         ]
     out: list[tuple[str, object]] = []
     if scans:
@@ -227,9 +231,10 @@ def variants(dry: bool, kernels: tuple = KERNELS, scans: bool = True) -> list[tu
             ("scan+cmdbuf", jcsol.Scan(compiler_options={"xla_gpu_enable_command_buffer": COMMAND_BUFFERS})),
             ("scan unroll=8", jcsol.Scan(unroll=8)),
         ]
-    for block, warps, stages in kernels:
+    for block, warps, stages, unroll in kernels:
         label = f"kernel block={block or 'grid'} warps={warps}" + (f" stages={stages}" if stages != 1 else "")
-        out.append((label, jcsol.Kernel(block=block, num_warps=warps, num_stages=stages)))
+        label += f" unroll={unroll}" if unroll != 1 else ""
+        out.append((label, jcsol.Kernel(block=block, num_warps=warps, num_stages=stages, unroll=unroll)))
     return out
 
 
@@ -294,17 +299,24 @@ def scan_worker(data_dir: Path) -> dict:
     return public(timed(jcsol.ACOG(eta=etas(11), diagonal=True), X, y, orders(len(y), 20), "scan", 3))
 
 
+#: The kernel's loop taking 1 and 4 rounds an iteration, profiled by ``ncu`` (in this order: a launch each).
+NCU_UNROLLS = (1, 4)
+
+
 def kernel_worker(data_dir: Path) -> dict:
-    """The 220-run protocol's first 2,048 rounds on the kernel path, once compiled and once timed (for ``ncu``)."""
+    """The 220-run protocol's first 2,048 rounds (one chunk: one launch) on the kernel path, once for each of
+    :data:`NCU_UNROLLS` (for ``ncu``)."""
     import jcsol
 
     X, y = a9a(data_dir, None)
-    return public(timed(jcsol.ACOG(eta=etas(11), diagonal=True), X, y, orders(len(y), 20)[:, :2048], "kernel", 1))
+    learner, short = jcsol.ACOG(eta=etas(11), diagonal=True), orders(len(y), 20)[:, :2048]
+    return {u: public(timed(learner, X, y, short, jcsol.Kernel(unroll=u), 0)) for u in NCU_UNROLLS}
 
 
 def nsight_compute(window: Window) -> dict:
-    """Nsight Compute's launch statistics (registers, shared memory, spills), occupancy and speed of light of the
-    kernel path's kernel, from a child process running :func:`kernel_worker` (the clocks left as they are)."""
+    """Nsight Compute's launch statistics (registers, shared memory, spills), occupancy, speed of light and warp
+    states (what the warps stall on) of the kernel path's kernel, its loop taking 1 and 4 rounds an iteration,
+    from a child process running :func:`kernel_worker` (the clocks left as they are)."""
     import shutil
 
     ncu = shutil.which("ncu") or next(iter(sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu"))), None)
@@ -319,7 +331,7 @@ def nsight_compute(window: Window) -> dict:
             "--kernel-name",
             "regex:jcsol_",
             "--launch-count",
-            "1",
+            str(len(NCU_UNROLLS)),
             "--section",
             "LaunchStats",
             "--section",
@@ -338,23 +350,32 @@ def nsight_compute(window: Window) -> dict:
         done = subprocess.run(command, capture_output=True, text=True, timeout=max(30, window.left() - 10))
     report = done.stdout[-12000:]
     for line in report.splitlines():
-        if any(key in line for key in ("Registers Per Thread", "Stack Size", "Achieved Occupancy", "Duration")):
+        keys = ("Registers Per Thread", "Stack Size", "Achieved Occupancy", "Duration", "Warp Cycles Per Issued")
+        if any(key in line for key in keys):
             window.say(f"  ncu: {' '.join(line.split())}")
     return {"returncode": done.returncode, "report": report, "stderr": done.stderr[-3000:]}
 
 
-def agreement(learner, X, y, perms, kernel_path) -> dict:
+def agreement(learner, X, y, perms, kernel_path, bits_of=None) -> dict:
     """The result of ``kernel_path`` (the kernel, or another scan) against the scan's as is on the same orders (the
-    tolerances of tests/test_kernel.py), and whether its bits are the scan's."""
+    tolerances of tests/test_kernel.py), and whether its bits are the scan's (and ``bits_of``'s, a path whose
+    arithmetic it keeps)."""
     import jax
 
     import jcsol
 
+    def same(a, b) -> bool:
+        return np.array_equal(a.counts, b.counts) and all(
+            np.array_equal(u, v) for u, v in zip(jax.tree.leaves(a.states), jax.tree.leaves(b.states))
+        )
+
     scan = jcsol.run(learner, X, y, perms=perms, path=jcsol.Scan(), record_scores=True, curve_points=8)
     kernel = jcsol.run(learner, X, y, perms=perms, path=kernel_path, record_scores=True, curve_points=8)
-    same_bits = np.array_equal(scan.counts, kernel.counts) and all(
-        np.array_equal(a, b) for a, b in zip(jax.tree.leaves(scan.states), jax.tree.leaves(kernel.states))
-    )
+    same_bits = same(scan, kernel)
+    kept = {}
+    if bits_of is not None:
+        other = jcsol.run(learner, X, y, perms=perms, path=bits_of, record_scores=True, curve_points=8)
+        kept = {"same_bits_as_reference_path": same(other, kernel)}
     scores = scan.scores.reshape(-1, scan.scores.shape[-1])
     scale = np.abs(scores).max(axis=1, keepdims=True)
     near_rounds = (np.abs(scores) < EPS * scale) & (scores != 0)
@@ -376,6 +397,7 @@ def agreement(learner, X, y, perms, kernel_path) -> dict:
         "state_max_relative_error": worst,
         "within_tolerance": bool(worst <= RTOL),
         "same_bits": bool(same_bits),
+        **kept,
     }
 
 
@@ -629,7 +651,7 @@ def main(argv=None) -> int:
         "--kernels",
         type=kernel_shapes,
         default=KERNELS,
-        help="the kernel's shapes compared, block:warps:stages,… (default: five shapes)",
+        help="the kernel's shapes compared, block:warps:stages[:unroll],… (default: five shapes)",
     )
     parser.add_argument("--only", help="the steps run, comma-separated (default: every step)")
     parser.add_argument("--cpu-worker", type=Path, help=argparse.SUPPRESS)
@@ -679,6 +701,8 @@ def main(argv=None) -> int:
     paths = variants(dry, args.kernels, scans=chosen is None or "scans" in chosen)
     step("a9a ACOG-I-diag 220", 60, compare_paths, window, "a9a ACOG-I-diag 220", learner, X, y, perms, dry, cpu, paths)
     step("agreement a9a 220", 20, agreement, learner, X, y, perms, jcsol.Kernel())
+    unrolled = jcsol.Kernel(unroll=4)
+    step("agreement a9a 220 kernel unroll=4", 25, agreement, learner, X, y, perms, unrolled, jcsol.Kernel())
     step("agreement a9a 220 unroll=8", 20, agreement, learner, X, y, perms, jcsol.Scan(unroll=8))
     short = perms[:, : s["profile_rounds"]]
     step("profile scan", 15, profile, learner, X, y, short, jcsol.Scan())

@@ -5,9 +5,10 @@ more than a first-order round's arithmetic. Here one Pallas kernel (its Triton b
 engine's runs are *units* (a permutation and its block of grid points) times the unit's grid points; the
 kernel's programs form a grid over (units, blocks of :attr:`jcsol.Kernel.block` grid points). A program loads its
 runs' states — ``(block, d)`` vectors and ``(block,)`` scalars — once, loops over the chunk's rounds, and writes
-them back once: every round it reads the unit's row index, the row, its label and its cost, the next round's
-row being loaded while the current one updates. The number of rounds is an argument, so one compiled kernel
-serves every chunk of a run, the last, shorter one included.
+them back once: every round it reads the unit's row index, the row, its label and its cost. The loop takes the
+rounds in groups of :attr:`jcsol.Kernel.unroll`, the next group's rows being loaded while the current group
+updates. The number of rounds is an argument, so one compiled kernel serves every chunk of a run, the last,
+shorter one included.
 
 Grid points and features are padded to powers of 2 (Triton's blocks): a padded grid point repeats the last
 point's hyperparameters and is dropped; padded features are 0 in every row, so they change no state and no
@@ -162,10 +163,7 @@ def advance(
 
         every_run = jax.vmap(one_run, in_axes=(0,) * 9 + (None,) * 3)
 
-        def round_(t, carry):
-            runs, row, i_next = carry
-            following = fetch(i_next)  # the next round's row, loaded while this one updates
-            i_after = idx_ref[0, jnp.minimum(t + 2, n - 1)]
+        def one_round(t, runs, row):
             *runs, score = every_run(learner_b, objective_b, *runs, *row)
             tp, fn, fp, tn = runs[1:5]
             if scores_out is not None:
@@ -174,7 +172,29 @@ def advance(
                 slot = slots_ref[t]
                 for k, count in enumerate((tp, fn, fp, tn)):
                     curve_out[0, slot, k, :] = count
-            return tuple(runs), following, i_after
+            return tuple(runs)
+
+        def index(t):  # the row of round t, the last round's past the chunk
+            return idx_ref[0, jnp.minimum(t, n - 1)]
+
+        def groups(size: int, offset):
+            """The loop over groups of ``size`` rounds from round ``offset``: each group's rows were loaded during
+            the group before, its following group's indices during the one before that."""
+
+            def group(g, carry):
+                runs, rows, following = carry
+                t0 = offset + g * size
+                next_rows = tuple(fetch(i) for i in following)
+                after = tuple(index(t0 + 2 * size + j) for j in range(size))
+                for j, row in enumerate(rows):
+                    runs = one_round(t0 + j, runs, row)
+                return runs, next_rows, after
+
+            def first(runs):
+                rows = tuple(fetch(index(offset + j)) for j in range(size))
+                return runs, rows, tuple(index(offset + size + j) for j in range(size))
+
+            return group, first
 
         start = (
             jax.tree.unflatten(state_def, [r[0] for r in state_in]),
@@ -182,9 +202,13 @@ def advance(
             cost_in[0, 0, :],
             cost_in[0, 1, :],
         )
+        size = options.unroll
         with in_kernel():
-            first = (start, fetch(idx_ref[0, 0]), idx_ref[0, jnp.minimum(1, n - 1)])
-            runs, _, _ = jax.lax.fori_loop(0, n, round_, first)
+            group, first = groups(size, 0)
+            runs, _, _ = jax.lax.fori_loop(0, n // size, group, first(start))
+            if size > 1:  # the last n mod size rounds, one a group
+                group, first = groups(1, n // size * size)
+                runs, _, _ = jax.lax.fori_loop(0, n % size, group, first(runs))
         for ref, a in zip(state_out, jax.tree.leaves(runs[0])):
             ref[0] = a
         for k in range(4):

@@ -21,6 +21,7 @@ STEPS = {
     "host CPU",
     "a9a ACOG-I-diag 220",
     "agreement a9a 220",
+    "agreement a9a 220 kernel unroll=4",
     "agreement a9a 220 unroll=8",
     "profile scan",
     "profile kernel",
@@ -55,6 +56,9 @@ def test_the_dry_run_runs_every_step(tmp_path):
     agreement = steps["agreement a9a 220"]
     assert agreement["within_tolerance"]
     assert agreement["counts_equal_in_clear_runs"]
+    unrolled = steps["agreement a9a 220 kernel unroll=4"]
+    assert unrolled["within_tolerance"]
+    assert unrolled["same_bits_as_reference_path"]  # a round's arithmetic whatever the rounds an iteration
     assert steps["agreement a9a 220 unroll=8"]["same_bits"]  # unrolling keeps the scan's bits
     assert [v["returncode"] for v in steps["CPU options"].values()] == [0, 0]
     assert "started" in done.stdout
@@ -62,9 +66,10 @@ def test_the_dry_run_runs_every_step(tmp_path):
 
 
 def test_kernel_shapes_are_read_from_the_command_line():
-    assert gpu_window.kernel_shapes("1:1:1,grid:4:2") == ((1, 1, 1), (None, 4, 2))
-    labels = [label for label, _ in gpu_window.variants(False, ((1, 1, 2),), scans=False)]
-    assert labels == ["kernel block=1 warps=1 stages=2"]
+    assert gpu_window.kernel_shapes("1:1:1,grid:4:2,2:1:1:4") == ((1, 1, 1, 1), (None, 4, 2, 1), (2, 1, 1, 4))
+    shapes = ((1, 1, 2, 1), (2, 1, 1, 4))
+    labels = [label for label, _ in gpu_window.variants(False, shapes, scans=False)]
+    assert labels == ["kernel block=1 warps=1 stages=2", "kernel block=2 warps=1 unroll=4"]
 
 
 def test_a_step_past_the_budget_is_skipped(tmp_path):

@@ -130,6 +130,23 @@ def test_block_sizes_and_warps_change_nothing(stream):
             np.testing.assert_array_equal(b, a)
 
 
+@pytest.mark.parametrize(("unroll", "chunk"), [(2, None), (3, 40), (4, 40), (8, 5)])
+def test_unrolled_loops_change_nothing(unroll, chunk, stream):
+    """Rounds taken a group at a time run each round's arithmetic as one at a time does, the rounds past the
+    last whole group included: chunks of 40, 40, 40 and 30 rounds leave 1, 1, 1, 0 (unroll 3) and 0, 0, 0, 2
+    (unroll 4) rounds after their groups; chunks of 5 rounds are shorter than a group of 8."""
+    X, y, costs = stream
+    learner = jcsol.ACOG(eta=jcsol.decades()[3:6], diagonal=True)
+    kwargs = dict(perms=2, chunk_size=chunk, curve_points=4, costs=costs, record_scores=True)
+    base = jcsol.run(learner, X, y, path=jcsol.Kernel(), **kwargs)
+    other = jcsol.run(learner, X, y, path=jcsol.Kernel(unroll=unroll), **kwargs)
+    for a, b in zip(
+        jax.tree.leaves((base.states, base.counts, base.curve, base.mistake_cost, base.scores)),
+        jax.tree.leaves((other.states, other.counts, other.curve, other.mistake_cost, other.scores)),
+    ):
+        np.testing.assert_array_equal(b, a)
+
+
 def test_one_compiled_kernel_serves_every_chunk(stream, monkeypatch):
     """The last, shorter chunk runs the chunks' kernel, its length an argument: one compilation of the chunk."""
     X, y, _ = stream
@@ -197,6 +214,7 @@ def test_refused_paths(path, X_kind, message, stream):
     [
         (lambda: jcsol.Kernel(block=3), "block must be a power of 2"),
         (lambda: jcsol.Kernel(num_warps=0), "num_warps must be a whole number"),
+        (lambda: jcsol.Kernel(unroll=0), "unroll must be a whole number"),
         (lambda: jcsol.Scan(unroll=1.5), "unroll must be a whole number"),
         (lambda: jcsol.Scan(compiler_options={"xla_cpu_max_isa": None}), "must be a string, bool or number"),
         (lambda: jcsol.Kernel(interpret="yes"), "interpret must be True, False or None"),
@@ -231,5 +249,7 @@ def test_every_chunk_lowers_for_cuda(name):
         text = engine.lowered_chunk(learner, sparse_rows=sparse_rows).as_text()
         assert "stablehlo.while" in text  # the scan's loop over rounds
     if learner.kernel_steps:
-        lowered = engine.lowered_chunk(learner, path=jcsol.Kernel(interpret=False), objective=jcsol.Cost())
-        assert "__gpu$xla.gpu.triton" in lowered.as_text()  # one Triton kernel for the chunk
+        for unroll in (1, 4):
+            kernel = jcsol.Kernel(unroll=unroll, interpret=False)
+            lowered = engine.lowered_chunk(learner, path=kernel, objective=jcsol.Cost())
+            assert lowered.as_text().count("__gpu$xla.gpu.triton") == 1  # one Triton kernel for the chunk
