@@ -269,6 +269,17 @@ def compare_paths(window: Window, name: str, learner, X, y, perms, dry: bool, cp
     return out
 
 
+def fastest(steps: dict) -> str | None:
+    """The path whose run time summed over the two a9a ACOG-I-diag sweeps is least, of those that ran both."""
+    sweeps = [steps.get(name) or {} for name in ("a9a ACOG-I-diag 220", "a9a ACOG-I-diag 2420")]
+    totals = {
+        label: sum(sweep[label]["run_s"] for sweep in sweeps)
+        for label in sweeps[0]
+        if all("run_s" in (sweep.get(label) or {}) for sweep in sweeps)
+    }
+    return min(totals, key=totals.__getitem__) if totals else None
+
+
 def flagged_scan(window: Window, cpu: dict | None) -> dict:
     """The 220-run scan in a child process whose ``XLA_FLAGS`` turn XLA's command buffers on (for XLA versions
     that take the option only that way)."""
@@ -708,6 +719,7 @@ def main(argv=None) -> int:
     step("profile scan", 15, profile, learner, X, y, short, jcsol.Scan())
     step("profile kernel", 15, profile, learner, X, y, short, jcsol.Kernel())
     step("a9a ACOG-I-diag 2420", 60, compare_paths, window, "a9a ACOG-I-diag 2420", grid, X, y, perms, dry, cpu, paths)
+    window.say(f"  fastest on both sweeps: {fastest(window.record['steps'])}")
     rows, d = s["protein"]
     from jcsol.datasets.synthetic import linear_stream
 

@@ -63,6 +63,7 @@ def test_the_dry_run_runs_every_step(tmp_path):
     assert [v["returncode"] for v in steps["CPU options"].values()] == [0, 0]
     assert "started" in done.stdout
     assert "figures in" in done.stdout  # a line per step as it goes
+    assert "fastest on both sweeps: " in done.stdout
 
 
 def test_kernel_shapes_are_read_from_the_command_line():
@@ -70,6 +71,15 @@ def test_kernel_shapes_are_read_from_the_command_line():
     shapes = ((1, 1, 2, 1), (2, 1, 1, 4))
     labels = [label for label, _ in gpu_window.variants(False, shapes, scans=False)]
     assert labels == ["kernel block=1 warps=1 stages=2", "kernel block=2 warps=1 unroll=4"]
+
+
+def test_the_fastest_path_is_the_least_total_over_both_sweeps():
+    steps = {
+        "a9a ACOG-I-diag 220": {"a": {"run_s": 1.0}, "b": {"run_s": 2.0}, "c": {"run_s": 0.1}},
+        "a9a ACOG-I-diag 2420": {"a": {"run_s": 3.0}, "b": {"run_s": 1.5}, "c": {"error": "failed"}},
+    }
+    assert gpu_window.fastest(steps) == "b"  # 3.5 against 4.0; c did not run both
+    assert gpu_window.fastest({}) is None
 
 
 def test_a_step_past_the_budget_is_skipped(tmp_path):
