@@ -12,12 +12,11 @@ protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and th
 * full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, a round and 8 rounds an
   iteration, with the share of the device's peak bandwidth their state traffic reaches;
 * a ``jax.profiler`` trace of 64 rounds of each path, parsed here: kernels per round, device time against wall
-  time per round; Nsight Compute's registers, spills, occupancy and speed of light of the kernel, where ``ncu``
-  is installed;
+  time per round; Nsight Compute's registers, spills, occupancy, speed of light and warp states of the kernel
+  (1 and 4 rounds an iteration), where ``ncu`` is installed;
 * the kernel's counts and states (its loop taking 1 and 4 rounds an iteration), and the unrolled scan's, against
-  the scan's on the same orders (counts equal but
-  for rounds whose score is within 1e-5 of 0, relative; states within 1e-5 of each run's scale; whether the bits
-  are the same);
+  the scan's on the same orders (counts equal but for rounds whose score is within 1e-5 of 0, relative; states
+  within 1e-5 of each run's scale; whether the bits are the same);
 * a toy scan's cost per iteration (the launch cost that the kernel path removes), and KOIL's 8,820-run (σ, C)
   grid on letter, a round and 8 rounds an iteration, each run whole when the rest of the budget allows, else
   estimated from a prefix.
