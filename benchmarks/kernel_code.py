@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -223,9 +224,7 @@ def main(argv=None) -> int:
     if importlib.util.find_spec("triton") is None:
         print("the Triton compiler is not installed: pip install triton", file=sys.stderr)
         return 2
-    import os
-
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default, which jaxlib's compiler keeps
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # fused multiply-adds: Triton's default before 3.10
     learner = learner_grid(args.learner)
     latencies = [int(v) for v in args.latencies.split(",")]
     if args.measured_cycles is None and (args.learner, args.block, args.warps) == ("ACOG-I-diag", 1, 1):
