@@ -36,8 +36,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 if importlib.util.find_spec("jcsol") is None:
     sys.path.insert(0, str(HERE.parent))
@@ -194,7 +192,7 @@ def fitted_latency(loop: list[str], rounds: int, measured_cycles: float) -> int 
 
 
 def learner_grid(name: str):
-    """``name``'s variant over 11 decades of its first hyperparameter (the a9a protocol's grid)."""
+    """``name``'s variant over :func:`jcsol.decades` of its first hyperparameter (the a9a protocol's grid)."""
     import jcsol
 
     learner = jcsol.by_name(name)
@@ -203,7 +201,7 @@ def learner_grid(name: str):
     hp = learner.hyperparameters()
     if not hp:
         return learner
-    return learner.replace(**{next(iter(hp)): np.logspace(-5, 5, 11).astype(np.float32)})
+    return learner.replace(**{next(iter(hp)): jcsol.decades()})
 
 
 def main(argv=None) -> int:
