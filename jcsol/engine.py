@@ -54,7 +54,7 @@ from .checkpoint import (
 )
 from .core import checks, placement, programs
 from .core.programs import advance_program
-from .core.rounds import init_carry, total_cost
+from .core.rounds import gathered_rounds, init_carry, total_cost
 from .datasets.rowstore import RowStore
 from .distributed import Spread
 from .grids import check_grid
@@ -372,6 +372,7 @@ def _plan(
         curve_points,
         record_scores,
         chunk_size,
+        costs is not None,
     )
     n_curve = int(curve_points)
     if not 0 <= n_curve <= length:
@@ -433,9 +434,19 @@ def _checked_stream(X, y, costs, dtype):
 
 
 def _check_run_memory(
-    learner, X, d: int, dtype, length: int, runs_here: int, n_units: int, curve_points, record_scores, chunk_size
+    learner,
+    X,
+    d: int,
+    dtype,
+    length: int,
+    runs_here: int,
+    n_units: int,
+    curve_points,
+    record_scores,
+    chunk_size,
+    with_costs: bool,
 ) -> None:
-    """Refuses a run whose states, rows, orders, curves and scores would not fit in memory
+    """Refuses a run whose states, rows, orders, curves, scores and gathered examples would not fit in memory
     (:func:`jcsol.core.checks.check_memory`)."""
     itemsize = dtype.itemsize
     rows_bytes = (
@@ -452,7 +463,14 @@ def _check_run_memory(
         + 256
     )
     stream_bytes = rows_bytes + 2 * length * itemsize + 16 * n_units * length  # rows, labels, costs, orders
-    checks.check_memory(learner, d, runs_here, dtype, stream_bytes + runs_here * per_run_bytes)
+    # the examples each device gathers at once (rounds.advance), for its units
+    sparse_width = X.width if isinstance(X, RowStore) else X.indices.shape[1] if isinstance(X, SparseRows) else 0
+    row = (sparse_width * (4 + itemsize) if sparse_width else d * itemsize) + (1 + with_costs) * itemsize
+    units_here = placement.runs_here(n_units)
+    n_devices = len(placement.devices_for(n_units))
+    per_device = -(-units_here // n_devices)
+    gathered = n_devices * per_device * row * gathered_rounds(per_device, row, min(length, chunk_size or DEFAULT_CHUNK))
+    checks.check_memory(learner, d, runs_here, dtype, stream_bytes + runs_here * per_run_bytes + gathered)
 
 
 class _Placed(NamedTuple):
@@ -461,6 +479,7 @@ class _Placed(NamedTuple):
     devices: tuple
     runs_per_device: int
     spread: Spread | None
+    place: Any  # placement.Local, or the Spread over several processes: where the inputs go
     everywhere: bool  # whether this process returns the result
     hyper: Any  # (learner, objective): the grid's, or each unit's block of it
     n_runs: Any  # each unit's (positives, negatives)
@@ -502,15 +521,16 @@ def _place(plan: _Plan) -> _Placed:
         if jax.process_count() > 1
         else None
     )
+    place = placement.Local(devices) if spread is None else spread
     everywhere = plan.gather == "all" or spread is None or spread.process == 0
-    chunks = (_ResidentChunks if plan.store is None else _StoredChunks)(
-        plan.rows, plan.y, plan.costs, np.asarray(idx_padded), plan.chunk, plan.dtype, spread
+    orders = np.asarray(idx_padded)
+    chunks = (
+        _ResidentChunks(plan.rows, plan.y, plan.costs, orders, plan.chunk, plan.dtype, plan.path, place)
+        if plan.store is None
+        else _StoredChunks(plan.store, plan.y, plan.costs, orders, plan.chunk, plan.dtype, place, spread)
     )
-    if spread is None:
-        hyper, n_runs = jax.device_put((hyper, (n_pos_d, n_neg_d)))
-    else:  # every input a global array: each process places its own devices' part
-        hyper = spread.split(hyper) if blocks > 1 else spread.whole(hyper)
-        n_runs, keys = spread.split(((n_pos_d, n_neg_d), keys))
+    hyper = place.split(hyper) if blocks > 1 else place.whole(hyper)
+    n_runs, keys = place.split(((n_pos_d, n_neg_d), keys))
     fingerprint = _run_fingerprint(plan) if plan.checkpoint is not None or spread is not None else ""
     if spread is not None:
         spread.same_call(
@@ -555,6 +575,7 @@ def _place(plan: _Plan) -> _Placed:
         devices=devices,
         runs_per_device=plan.block * idx_padded.shape[0] // n_devices,
         spread=spread,
+        place=place,
         everywhere=everywhere,
         hyper=hyper,
         n_runs=n_runs,
@@ -630,15 +651,14 @@ def _chunk_loop(plan: _Plan, placed: _Placed) -> _Ran:
 def _advance_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, saved: int | None):
     """Chunk ``k`` compiled (once per signature) and run under the watchdog: ``(carry, scores, compile seconds,
     run seconds)``."""
-    spread = placed.spread
     chunk_slots = plan.slots[k * plan.chunk : (k + 1) * plan.chunk]
     kernel_path = isinstance(plan.path, Kernel)
     if kernel_path:  # one compiled kernel for every chunk: a short one padded, its length given
         rounds = len(chunk_slots)
         order, chunk_slots = _padded_chunk(order, plan.chunk), np.pad(chunk_slots, (0, plan.chunk - rounds))
-    args = (*placed.hyper, data, *placed.n_runs, order, chunk_slots if spread is None else spread.whole(chunk_slots))
+    args = (*placed.hyper, data, *placed.n_runs, order, placed.place.whole(chunk_slots))
     if kernel_path:
-        args += (np.int32(rounds) if spread is None else spread.whole(np.int32(rounds)),)
+        args += (placed.place.whole(np.int32(rounds)),)
     advance_fn, seconds = programs.compiled_advance(
         placed.carry_shape,
         args,
@@ -876,21 +896,20 @@ def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _ResidentChunks:
-    """Data held on the device whole; each chunk's rounds index into it."""
+    """Data placed once, whole on every device of the run; each chunk's rounds index into it."""
 
-    def __init__(self, X, y, costs, idx, chunk: int, dtype, spread: Spread | None = None):
+    def __init__(self, X, y, costs, idx, chunk: int, dtype, path: Path, place):
         rows = (
             (X.indices, X.values.astype(dtype, copy=False))
             if isinstance(X, SparseRows)
-            else X.astype(dtype, copy=False)
+            else programs.chunk_rows(X.astype(dtype, copy=False), path)
         )
         data = (rows, y.astype(dtype, copy=False), None if costs is None else costs.astype(dtype, copy=False))
-        self.data = jax.device_put(data) if spread is None else spread.whole(data)
-        self.idx, self.chunk, self.spread = idx, chunk, spread
+        self.data = place.whole(data)
+        self.idx, self.chunk, self.place = idx, chunk, place
 
     def get(self, k: int):
-        order = self.idx[:, k * self.chunk : (k + 1) * self.chunk]
-        return self.data, order if self.spread is None else self.spread.split(order)
+        return self.data, self.place.split(self.idx[:, k * self.chunk : (k + 1) * self.chunk])
 
 
 class _StoredChunks:
@@ -901,8 +920,9 @@ class _StoredChunks:
     reads them: each run indexes only its own rows.
     """
 
-    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype, spread: Spread | None = None):
-        self.store, self.idx, self.chunk, self.dtype, self.spread = store, idx, chunk, dtype, spread
+    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype, place, spread: Spread | None = None):
+        self.store, self.idx, self.chunk, self.dtype = store, idx, chunk, dtype
+        self.place, self.spread = place, spread
         self.y, self.costs = y.astype(dtype), None if costs is None else costs.astype(dtype)
 
     def get(self, k: int):
@@ -912,7 +932,8 @@ class _StoredChunks:
         if self.spread is None:
             indices, values = self.store.take(rows)
             costs = None if self.costs is None else self.costs[rows]
-            return ((indices, values.astype(self.dtype)), self.y[rows], costs), local
+            data = ((indices, values.astype(self.dtype)), self.y[rows], costs)
+            return self.place.whole(data), self.place.split(local)
         mine = slice(self.spread.runs.start * window.shape[1], self.spread.runs.stop * window.shape[1])
         indices = np.zeros((rows.size, self.store.width), self.store.indices.dtype)
         values = np.zeros((rows.size, self.store.width), self.dtype)
@@ -1045,7 +1066,7 @@ def lowered_chunk(
     rows: Any = (
         (jax.ShapeDtypeStruct((rounds, d), np.int32), jax.ShapeDtypeStruct((rounds, d), dtype))
         if sparse_rows
-        else jax.ShapeDtypeStruct((rounds, d), dtype)
+        else jax.ShapeDtypeStruct((rounds, programs.chunk_rows(np.zeros((1, d), dtype), path).shape[1]), dtype)
     )
     counts = jax.ShapeDtypeStruct((perms,), np.int32)
     args: tuple = (

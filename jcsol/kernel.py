@@ -12,7 +12,8 @@ shorter one included.
 
 Grid points and features are padded to powers of 2 (Triton's blocks): a padded grid point repeats the last
 point's hyperparameters and is dropped; padded features are 0 in every row, so they change no state and no
-score.
+score. The rows are padded once, where the engine places them (:func:`padded_rows`), not by each chunk: a chunk
+that padded them would copy the whole stream at every call.
 
 A round is the engine's: ``ρ_t`` from the objective and the counts so far, the learner's own ``step`` (traced
 under :func:`jcsol.linalg.in_kernel`, for every run of the block at once), the confusion counts, the compensated
@@ -28,6 +29,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pallas_triton
 
@@ -40,6 +42,13 @@ from .paths import Kernel
 def padded(n: int) -> int:
     """The power of 2 at or above ``n``."""
     return 1 << max(0, (n - 1).bit_length())
+
+
+def padded_rows(rows):
+    """Dense rows ``(n, d)`` (a NumPy array) as :func:`advance` reads them: features padded with zeros to the power
+    of 2 at or above ``d``."""
+    d = rows.shape[1]
+    return rows if padded(d) == d else np.pad(rows, ((0, 0), (0, padded(d) - d)))
 
 
 def advance(
@@ -62,7 +71,8 @@ def advance(
 
     ``parts`` is ``(state, counts, curve, mistake_cost)``, every leaf's leading axes (units, grid points), as the
     engine carries them; ``learner`` and ``objective`` hold the grid's hyperparameters, each unit's own when
-    ``per_unit``; ``data`` is ``(X, y, costs)`` with dense ``X`` (``costs`` ``None``: the class weight ``ρ_t``);
+    ``per_unit``; ``data`` is ``(X, y, costs)`` with dense ``X`` of :func:`padded_rows` (``costs`` ``None``: the class
+    weight ``ρ_t``);
     ``idx`` ``(units, L)`` the rows of the chunk's rounds, ``slots`` ``(L,)`` their curve points. Returns the new
     ``parts`` and, when ``record_scores``, every run's pre-update scores ``(units, grid points, L)`` (rounds past
     ``n_rounds`` undefined).
@@ -95,7 +105,9 @@ def advance(
     curve = jnp.moveaxis(grid_padded(curve), 1, 3)  # (units, K, 4, gp)
     mistake_cost = jnp.moveaxis(grid_padded(mistake_cost), 1, 2)  # (units, 2, gp)
     n_rounds = jnp.reshape(n_rounds, (1,)).astype(jnp.int32)
-    stream = (features_padded(rows), y) + (() if costs is None else (costs,))
+    if rows.shape[1] != dp:
+        raise ValueError(f"the kernel reads rows of {dp} features (padded_rows), got {rows.shape[1]} for d={d}")
+    stream = (rows, y) + (() if costs is None else (costs,))
 
     def whole(a):
         return pl.BlockSpec(a.shape, lambda u, j: (0,) * a.ndim)

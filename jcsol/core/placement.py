@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..distributed import global_devices
 
@@ -35,6 +35,34 @@ def runs_here(n_units: int) -> int:
     if jax.process_count() == 1:
         return n_units
     return -(-n_units // jax.device_count()) * jax.local_device_count()
+
+
+class Local:
+    """Inputs placed on one process's ``devices`` as the compiled programs read them: :meth:`whole` on every
+    device, :meth:`split` over the devices by their first axis, the units' (:class:`jcsol.distributed.Spread`
+    does the same over several processes).
+
+    An input placed elsewhere than its program expects (on the default device alone, say, when the units are
+    split over two) is copied to the program's devices at every call: for the rows, a pass over the whole
+    stream for every chunk. Placed here once, they are never moved again."""
+
+    def __init__(self, devices: tuple):
+        self.devices = devices
+        self._whole: jax.sharding.Sharding
+        self._split: jax.sharding.Sharding
+        if len(devices) == 1:
+            self._whole = self._split = jax.sharding.SingleDeviceSharding(devices[0])
+        else:
+            mesh = Mesh(np.array(devices), ("runs",))
+            self._whole, self._split = NamedSharding(mesh, PartitionSpec()), NamedSharding(mesh, PartitionSpec("runs"))
+
+    def whole(self, tree) -> Any:
+        """``tree``'s arrays on every device (all of them read the stream, the slots, a shared grid whole)."""
+        return jax.device_put(tree, self._whole)
+
+    def split(self, tree) -> Any:
+        """``tree``'s arrays split over the devices by their first axis, the units'."""
+        return jax.device_put(tree, self._split)
 
 
 def pad_runs(per_unit, n_devices: int, at_least: int = 1):

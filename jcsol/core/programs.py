@@ -118,6 +118,12 @@ def advance_program(
     )
 
 
+def chunk_rows(rows, path: Path):
+    """Dense rows (a NumPy array) laid out as ``path``'s chunks read them, once, before they are placed: the
+    kernel's features padded to a power of 2 (:func:`jcsol.kernel.padded_rows`), the scan's as they are."""
+    return kernel.padded_rows(rows) if isinstance(path, Kernel) else rows
+
+
 def advance_kernel(
     carry, learner, objective, data, n_pos, n_neg, idx, slots, n_rounds, *, d, per_unit, options, record_scores
 ):

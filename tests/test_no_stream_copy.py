@@ -1,0 +1,108 @@
+"""A chunk of rounds reads the stream where it lies: no copy of the whole row array per chunk, on any path.
+
+A chunk whose rows lie elsewhere than its compiled program expects them (on the default device alone, when the
+runs are split over two) has them copied to the program's devices at every call; a program that pads or
+re-lays its rows copies them inside. Either makes a run's cost grow as rows² / chunk. The checks here read what
+decides it — the placed rows' shardings against the compiled program's, the program's temporary memory, the
+lowered program's operations on the rows — not a timing.
+"""
+
+import re
+
+import jax
+import numpy as np
+import pytest
+import scipy.sparse
+
+import jcsol
+from jcsol import engine
+from jcsol.core import programs, rounds
+
+
+def _chunks_compiled(monkeypatch, learner, X, y, **kw):
+    """Runs ``jcsol.run`` and returns every ``(compiled chunk, its arguments)`` it called."""
+    seen = []
+    compiled_advance = programs.compiled_advance
+
+    def spy(carry_shape, args, **options):
+        fn, seconds = compiled_advance(carry_shape, args, **options)
+        seen.append((fn, args))
+        return fn, seconds
+
+    monkeypatch.setattr(programs, "compiled_advance", spy)
+    jcsol.run(learner, X, y, **kw)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def stream():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20_000, 48)).astype(np.float32)
+    X[rng.random(X.shape) < 0.8] = 0
+    return X, np.where(rng.random(20_000) < 0.2, 1, -1)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("devices", [1, 2])
+def test_the_rows_lie_where_the_chunk_reads_them(monkeypatch, stream, sparse, devices):
+    """Every leaf of the stream (rows, labels, costs) passed to a compiled chunk has the sharding the chunk was
+    compiled for, so the call moves nothing; and the chunk holds no temporary the size of the rows."""
+    if len(jax.local_devices()) < devices:
+        pytest.skip(f"needs {devices} devices")
+    X, y = stream
+    rows = scipy.sparse.csr_matrix(X) if sparse else X
+    costs = np.linspace(0.5, 1.5, len(y)).astype(np.float32)
+    seen = _chunks_compiled(
+        monkeypatch, jcsol.COG(eta=jcsol.decades()), rows, y, perms=devices, chunk_size=3000, costs=costs
+    )
+    assert len(seen) == -(-len(y) // 3000)
+    for fn, args in seen:
+        data = args[2]
+        expected = jax.tree.leaves(fn.input_shardings[0][3])
+        placed = jax.tree.leaves(data)
+        assert len(placed) == len(expected) == (4 if sparse else 3)
+        for leaf, sharding in zip(placed, expected):
+            assert len(leaf.sharding.device_set) == devices
+            assert leaf.sharding.is_equivalent_to(sharding, leaf.ndim), (leaf.shape, leaf.sharding, sharding)
+        rows_bytes = sum(a.nbytes for a in jax.tree.leaves(data[0]))
+        assert fn.memory_analysis().temp_size_in_bytes < rows_bytes / 4
+
+
+def test_the_kernel_reads_rows_padded_once():
+    """The kernel's chunk, lowered for CUDA, takes rows already padded to its power-of-2 features and makes no
+    array of the rows' size (a pad inside the chunk copied the whole stream at every call)."""
+    n, d = 50, 9
+    lowered = engine.lowered_chunk(jcsol.COG(eta=1.0), path=jcsol.Kernel(interpret=False), d=d, rounds=n)
+    text = lowered.as_text()
+    assert text.count("__gpu$xla.gpu.triton") == 1
+    main = next(line for line in text.splitlines() if "func.func public @main" in line)
+    assert f"tensor<{n}x16xf32>" in main  # the rows, padded from 9 to 16 features before the call
+    made = [
+        line
+        for line in text.splitlines()
+        if re.search(rf"(->|=)\s*[^,]*tensor<{n}x(9|16)xf32>\s*$", line.strip()) and "func.func" not in line
+    ]
+    assert not made, made
+
+
+def test_the_kernel_path_places_padded_rows(monkeypatch, stream):
+    """On the kernel path (Pallas' interpreter here) the placed rows are the padded ones, and the run equals the
+    run of rows padded by hand with zeros: the padding changes no score."""
+    X, y = stream
+    X, y = X[:300, :9], y[:300]
+    learner = jcsol.COG(eta=[0.1, 1.0])
+    seen = _chunks_compiled(monkeypatch, learner, X, y, perms=2, chunk_size=128, path=jcsol.Kernel())
+    assert {args[2][0].shape for _, args in seen} == {(300, 16)}
+    by_hand = jcsol.run(learner, np.pad(X, ((0, 0), (0, 7))), y, perms=2, chunk_size=128, path=jcsol.Kernel())
+    padded = jcsol.run(learner, X, y, perms=2, chunk_size=128, path=jcsol.Kernel())
+    np.testing.assert_array_equal(padded.counts, by_hand.counts)
+    np.testing.assert_array_equal(np.asarray(padded.states.w), np.asarray(by_hand.states.w)[..., :9])
+
+
+def test_gathered_rounds_bounded():
+    """A block of gathered rows holds at most :data:`jcsol.core.rounds.GATHER_BYTES` (one round's rows at least),
+    and never more rounds than the chunk."""
+    assert rounds.gathered_rounds(20, 4 * 123, 16_384) == rounds.GATHER_BYTES // (20 * 4 * 123)
+    assert rounds.gathered_rounds(1, 4 * 123, 16_384) == rounds.GATHER_ROUNDS
+    assert rounds.gathered_rounds(4, 4 * 123, 7) == 7
+    assert rounds.gathered_rounds(64, 4 * 10**6, 16_384) == 1
