@@ -76,7 +76,7 @@ def store_of(kind_rows, y, directory: Path):
     from jcsol.datasets import RowStore
 
     text = directory / "rows.svm"
-    dump_svmlight_file(kind_rows.to_scipy(), y, text, zero_based=True)
+    dump_svmlight_file(kind_rows.to_scipy(), y, str(text), zero_based=False)
     return RowStore.build(text, directory / "store", normalize=False)
 
 

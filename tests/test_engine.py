@@ -283,3 +283,32 @@ def test_grid_blocks_are_checked_before_the_run(small):
     for bad in (0, 4, 6, 2.0, True, "2"):
         with pytest.raises(ValueError, match=r"grid_blocks must cut the grid's 5 point\(s\) .*one of 1, 2, 3, 5;"):
             jcsol.run(learner, *small, perms=1, grid_blocks=bad)
+
+
+@pytest.mark.parametrize(("name", "field"), [("COG-II", "eta"), ("ACOG-II-diag", "eta"), ("AROW", "r")])
+def test_gathered_blocks_and_unrecorded_scores_change_no_bit(name, field):
+    """The scan gathers a block of rounds' examples at once and writes no score unless recorded: every state,
+    count, curve point and cost equals a run whose blocks hold one round each (a row read at its own round),
+    with or without recorded scores, over chunks that end inside a block."""
+    from jcsol.compiled import CompiledCache
+    from jcsol.core import programs, rounds
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 7)).astype(np.float32)
+    y = np.where(rng.random(900) < 0.3, 1, -1)
+    costs = rng.uniform(0.1, 2.0, 900).astype(np.float32)
+    learner = jcsol.grid(jcsol.by_name(name), **{field: [0.1, 1.0]})
+    options = dict(perms=3, curve_points=4, chunk_size=333, costs=costs)
+    results = [jcsol.run(learner, X, y, **options), jcsol.run(learner, X, y, record_scores=True, **options)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rounds, "GATHER_ROUNDS", 1)
+        patch.setattr(programs, "COMPILED", CompiledCache())  # compiled anew, with blocks of one round
+        results.append(jcsol.run(learner, X, y, record_scores=True, **options))
+    first = results[0]
+    for other in results[1:]:
+        for a, b in zip(jax.tree.leaves(first.states), jax.tree.leaves(other.states)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(first.counts, other.counts)
+        np.testing.assert_array_equal(first.curve, other.curve)
+        np.testing.assert_array_equal(first.mistake_cost, other.mistake_cost)
+    np.testing.assert_array_equal(results[1].scores, results[2].scores)

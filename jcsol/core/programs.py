@@ -106,7 +106,14 @@ def advance_program(
         impl = functools.partial(advance_kernel, d=d, per_unit=per_unit, options=path, record_scores=record_scores)
         specs += (whole,)
     else:
-        impl = functools.partial(rounds.advance, d=d, per_unit=per_unit, unroll=path.unroll, platform=platform)
+        impl = functools.partial(
+            rounds.advance,
+            d=d,
+            per_unit=per_unit,
+            unroll=path.unroll,
+            platform=platform,
+            record_scores=record_scores,
+        )
     advance = placement.sharded(impl, devices, specs)
     formats = layout.carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple), platform)
     return jax.jit(

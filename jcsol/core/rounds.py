@@ -120,6 +120,7 @@ def advance(
     per_unit=False,
     unroll: int = 1,
     platform: str | None = None,
+    record_scores: bool = True,
 ):
     """Scans one chunk of rounds for every run: ``(carry, every round's pre-update score (units, grid, rounds))``.
 
@@ -129,9 +130,18 @@ def advance(
     number of units a device holds, on some XLA versions). ``n_pos`` and ``n_neg`` are each unit's class totals
     (``Sum(rho="offline")`` reads them), ``idx`` ``(units, rounds)`` the rows of each unit's rounds, ``slots`` each
     round's curve point. ``unroll`` rounds make one iteration of the compiled scan; ``platform`` (default: JAX's
-    default backend) is the one the steps are written for (:func:`jcsol.linalg.in_rounds`).
+    default backend) is the one the steps are written for (:func:`jcsol.linalg.in_rounds`). Without
+    ``record_scores`` the scores are ``(units, grid, 0)``: none is written.
+
+    The examples of a block of rounds (:func:`gathered_rounds`) are gathered at once, then scanned: the same
+    round, reading its row from the block.
     """
-    step = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=platform)
+    every_run = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=platform)
+
+    def step(carry, inputs):
+        carry, score = every_run(carry, inputs)
+        return carry, score if record_scores else None
+
     units, length = idx.shape
     block = gathered_rounds(units, example_bytes(data), length)
     n_blocks, rest = divmod(length, block)
@@ -143,15 +153,19 @@ def advance(
 
     blocks_idx = idx[:, : n_blocks * block].T.reshape(n_blocks, block, units)
     blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block)
+    parts = []
     if n_blocks == 1:
         carry, scores = rounds_of(carry, blocks_idx[0], blocks_slots[0])
-    else:
+        parts.append(scores)
+    elif n_blocks:
         carry, scores = jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
-        scores = scores.reshape((n_blocks * block,) + scores.shape[2:])
+        parts.append(None if scores is None else scores.reshape((n_blocks * block,) + scores.shape[2:]))
     if rest:
         carry, last = rounds_of(carry, idx[:, n_blocks * block :].T, slots[n_blocks * block :])
-        scores = jnp.concatenate([scores, last]) if n_blocks else last
-    return carry, jnp.moveaxis(scores, 0, -1)
+        parts.append(last)
+    if not record_scores:
+        return carry, jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
+    return carry, jnp.moveaxis(jnp.concatenate(parts) if len(parts) > 1 else parts[0], 0, -1)
 
 
 def advance_prefix(
