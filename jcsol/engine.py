@@ -631,11 +631,21 @@ def _chunk_loop(plan: _Plan, placed: _Placed) -> _Ran:
         looked_at = show.bar is not None or plan.on_chunk is not None or plan.record_scores
         return k + 1 == plan.n_chunks or due or looked_at or placed.spread is not None
 
+    queued_since: tuple[float, float] | None = None  # when the first chunk not waited for started; compile time then
     for k in range(placed.first, plan.n_chunks):
+        started = time.perf_counter()
         data, order = placed.pending if k == placed.first else placed.chunks.get(k)
-        carry, scores, seconds, took = _advance_chunk(plan, placed, k, carry, data, order, saved, read_after(k))
+        wait = read_after(k)
+        carry, scores, seconds, took = _advance_chunk(plan, placed, k, carry, data, order, saved, wait)
         time_compile += seconds
-        time_run += took
+        if queued_since is None and not wait:
+            queued_since = (started, time_compile - seconds)
+        if wait and queued_since is not None:  # the queued chunks ran while the host read the next: the span's time
+            since, compiled = queued_since
+            time_run += time.perf_counter() - since - (time_compile - compiled)
+            queued_since = None
+        elif wait:
+            time_run += took
         if plan.record_scores:
             chunk_scores.append(
                 np.asarray(scores)
