@@ -56,7 +56,7 @@ from .checkpoint import (
 )
 from .core import checks, placement, programs
 from .core.programs import advance_program
-from .core.rounds import gathered_rounds, init_carry, total_cost
+from .core.rounds import example_bytes, gathered_rounds, init_carry, total_cost
 from .datasets.rowstore import RowStore
 from .distributed import Spread
 from .grids import check_grid
@@ -465,9 +465,16 @@ def _check_run_memory(
         + 256
     )
     stream_bytes = rows_bytes + 2 * length * itemsize + 16 * n_units * length  # rows, labels, costs, orders
+
     # the examples each device gathers at once (rounds.advance), for its units
-    sparse_width = X.width if isinstance(X, RowStore) else X.indices.shape[1] if isinstance(X, SparseRows) else 0
-    row = (sparse_width * (4 + itemsize) if sparse_width else d * itemsize) + (1 + with_costs) * itemsize
+    def shape(*dims, of=dtype):
+        return jax.ShapeDtypeStruct((1, *dims), of)
+
+    if isinstance(X, (RowStore, SparseRows)):
+        rows: Any = (shape(X.indices.shape[1], of=X.indices.dtype), shape(X.indices.shape[1]))
+    else:
+        rows = shape(d)
+    row = example_bytes((rows, shape(), shape() if with_costs else None))
     units_here = placement.runs_here(n_units)
     n_devices = len(placement.devices_for(n_units))
     per_device = -(-units_here // n_devices)
@@ -670,8 +677,7 @@ def _advance_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, sav
     """Chunk ``k`` compiled (once per signature) and run: ``(carry, scores, compile seconds, run seconds)``. With
     ``wait``, the chunk (and every chunk queued before it) runs to its end under the watchdog; without, it is
     queued behind them and the call returns at once: no device waits for the host between chunks that nothing
-    reads, and the devices of a run do not wait for each other at each chunk's end (on two CPU devices, chunks of
-    16,384 rounds waited at every end took 1.4–1.6× as long as one chunk)."""
+    reads (a row store's next chunk is read while the last runs)."""
     chunk_slots = plan.slots[k * plan.chunk : (k + 1) * plan.chunk]
     kernel_path = isinstance(plan.path, Kernel)
     if kernel_path:  # one compiled kernel for every chunk: a short one padded, its length given

@@ -47,7 +47,6 @@ class Local:
     stream for every chunk. Placed here once, they are never moved again."""
 
     def __init__(self, devices: tuple):
-        self.devices = devices
         self._whole: jax.sharding.Sharding
         self._split: jax.sharding.Sharding
         if len(devices) == 1:

@@ -153,19 +153,17 @@ def advance(
 
     blocks_idx = idx[:, : n_blocks * block].T.reshape(n_blocks, block, units)
     blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block)
-    parts = []
-    if n_blocks == 1:
-        carry, scores = rounds_of(carry, blocks_idx[0], blocks_slots[0])
-        parts.append(scores)
-    elif n_blocks:
+    parts = []  # the scores of the whole blocks (n_blocks, block, …), then of the rest (rest, …)
+    if n_blocks:
         carry, scores = jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
-        parts.append(None if scores is None else scores.reshape((n_blocks * block,) + scores.shape[2:]))
+        parts.append(scores)
     if rest:
         carry, last = rounds_of(carry, idx[:, n_blocks * block :].T, slots[n_blocks * block :])
         parts.append(last)
     if not record_scores:
         return carry, jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
-    return carry, jnp.moveaxis(jnp.concatenate(parts) if len(parts) > 1 else parts[0], 0, -1)
+    scores = jnp.concatenate([p.reshape((-1,) + p.shape[-2:]) for p in parts])
+    return carry, jnp.moveaxis(scores, 0, -1)
 
 
 def advance_prefix(
