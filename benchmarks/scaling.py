@@ -117,7 +117,7 @@ def run_child(args, devices: int, tree: Path | None) -> list[dict]:
     package)."""
     flags = ["--kinds", *args.kinds, "--rows", *map(str, args.rows), "--runs", *args.runs]
     flags += ["--one-chunk-rows", str(args.one_chunk_rows), "--runs-rows", str(args.runs_rows)]
-    flags += ["--store-rows", *map(str, args.store_rows)] if args.store_rows else []
+    flags += ["--store-rows", *map(str, args.store_rows)]  # none given: none in the child either
     env = dict(os.environ, PYTHONPATH=str(tree or ROOT), JCSOL_CPU_DEVICES=str(devices))
     out = subprocess.run(
         [sys.executable, __file__, "--child-devices", str(devices), *flags],
