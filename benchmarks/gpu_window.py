@@ -5,7 +5,7 @@ it measured), and skips a step that its time budget cannot finish. Side by side 
 protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and the 2,420-run η × γ grid:
 
 * the scan as it is, with XLA's command buffers for ``while`` loops, and unrolled;
-* the one-kernel time loop (:mod:`jcsol.kernel`) at a few block shapes, warp counts, pipelining stages and rounds
+* the one-kernel time loop (:mod:`jcsol.core.triton`) at a few block shapes, warp counts, pipelining stages and rounds
   an iteration of its loop (``--kernels``);
 * every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``), after a check
   of which of jcsol's CPU programs the installed jaxlib compiles on 1, 2 and every core's device;

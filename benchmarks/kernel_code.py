@@ -1,6 +1,6 @@
 """The kernel path's machine code, read on a machine without a GPU: registers, spills and the loop over rounds.
 
-Lowers jcsol's one-kernel time loop (:mod:`jcsol.kernel`) for CUDA here, at the a9a protocol's shapes (11 grid
+Lowers jcsol's one-kernel time loop (:mod:`jcsol.core.triton`) for CUDA here, at the a9a protocol's shapes (11 grid
 points × 20 permutations, d = 123, one run a program on one warp), compiles its Triton IR for sm_90 (Hopper)
 with the Triton compiler (``pip install triton``: its ptxas, cuobjdump and nvdisasm), and reads the SASS of the
 loop over rounds, for each number of rounds an iteration of the loop (:attr:`jcsol.Kernel.unroll`):
@@ -54,12 +54,11 @@ H200_ROUND_CYCLES = 0.30e-6 * 1.98e9
 
 def triton_ir(learner, *, unroll: int, block: int, warps: int, d: int, perms: int) -> str:
     """The Triton IR of ``learner``'s kernel (its grid as given), lowered for CUDA on this machine."""
-    import functools
 
     from jax._src.pallas.triton import pallas_call_registration
 
     import jcsol
-    from jcsol import engine
+    from jcsol.core import programs
 
     captured: list[str] = []
     lower = pallas_call_registration.lowering.lower_jaxpr_to_triton_module
@@ -69,15 +68,14 @@ def triton_ir(learner, *, unroll: int, block: int, warps: int, d: int, perms: in
         captured.append(result.module.operation.get_asm(print_generic_op_form=True, enable_debug_info=False))
         return result
 
-    program = engine.advance_program
     pallas_call_registration.lowering.lower_jaxpr_to_triton_module = capture
-    engine.advance_program = functools.partial(program, record_scores=False)  # as jcsol.run compiles it
     try:
         path = jcsol.Kernel(block=block, num_warps=warps, unroll=unroll, interpret=False)
-        engine.lowered_chunk(learner, d=d, rounds=1024, perms=perms, curve_points=0, path=path)
+        programs.lowered_chunk(  # without scores, as jcsol.run compiles it
+            learner, d=d, rounds=1024, perms=perms, curve_points=0, path=path, record_scores=False
+        )
     finally:
         pallas_call_registration.lowering.lower_jaxpr_to_triton_module = lower
-        engine.advance_program = program
     (ir,) = captured
     return ir
 

@@ -45,7 +45,8 @@ html_static_path = []
 
 
 def _variants_table(app, docname, source):
-    """Replaces the line ``{jcsol-variants}`` of a page by a table of every registered variant and its learner."""
+    """Replaces the line ``{jcsol-variants}`` of a page by a table of every registered variant, its learner and the
+    chunk backends that run it on dense rows (``jcsol.learners()``'s ``paths``)."""
     marker = "{jcsol-variants}"
     if marker not in source[0]:
         return
@@ -53,7 +54,8 @@ def _variants_table(app, docname, source):
 
     import jcsol
 
-    rows = ["| name | learner |", "|---|---|"]
+    paths = {info.name: ", ".join(f"`{p}`" for p in info.paths) for info in jcsol.learners()}
+    rows = ["| name | learner | paths |", "|---|---|---|"]
     for name, make in jcsol.VARIANTS.items():
         learner = make()
         static = [
@@ -61,7 +63,7 @@ def _variants_table(app, docname, source):
             for f in dataclasses.fields(learner)
             if f.metadata.get("static") and getattr(learner, f.name) is not None
         ]
-        rows.append(f"| `{name}` | `{type(learner).__name__}({', '.join(static)})` |")
+        rows.append(f"| `{name}` | `{type(learner).__name__}({', '.join(static)})` | {paths[name]} |")
     source[0] = source[0].replace(marker, "\n".join(rows))
 
 

@@ -276,9 +276,9 @@ class Learner(Configurable, Generic[StateT]):
 
     @property
     def kernel_steps(self) -> bool:
-        """True when ``step`` runs inside the one-kernel time loop of :mod:`jcsol.kernel` on dense rows: its state
-        holds vectors of length ``d`` and scalars only, and its products of a row go through :mod:`jcsol.linalg`
-        (no matrix, gather or custom batching rule of its own)."""
+        """True when ``step`` runs inside the GPU kernel's loop over rounds (:mod:`jcsol.core.triton`) on dense
+        rows: its products of a row go through :mod:`jcsol.linalg` (no matrix, gather or custom batching rule of
+        its own). The kernel also needs a state of vectors of length ``d`` and scalars, which it checks itself."""
         return False
 
     # -- the contract -----------------------------------------------------------------------------------

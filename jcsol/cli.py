@@ -240,7 +240,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     listing = commands.add_parser(
-        "learners", help="list the registered learners: hyperparameters and defaults, options, paper"
+        "learners", help="list the registered learners: hyperparameters and defaults, options, paths, paper"
     )
     listing.add_argument("--format", choices=["text", "markdown"], default="text")
 
@@ -730,10 +730,13 @@ def _learners(args: argparse.Namespace) -> str:
     infos = learners()
     if args.format == "markdown":
         cell = lambda text: text.replace("|", "\\|")
-        lines = ["| learner | class | hyperparameters (defaults) | options | paper |", "|---|---|---|---|---|"]
+        lines = [
+            "| learner | class | hyperparameters (defaults) | options | paths | paper |",
+            "|---|---|---|---|---|---|",
+        ]
         lines += [
             f"| {v.name} | {v.cls} | {cell(settings(v.hyperparameters, '{}={:g}'))} | {cell(settings(v.options))} "
-            f"| {cell(v.paper)} |"
+            f"| {', '.join(v.paths)} | {cell(v.paper)} |"
             for v in infos
         ]
         return "\n".join(lines)
@@ -741,6 +744,7 @@ def _learners(args: argparse.Namespace) -> str:
         f"{v.name} ({v.cls})\n"
         f"  hyperparameters: {settings(v.hyperparameters, '{}={:g}')}\n"
         f"  options: {settings(v.options)}\n"
+        f"  paths: {', '.join(v.paths)}\n"
         f"  paper: {v.paper}"
         for v in infos
     ]

@@ -54,14 +54,14 @@ from .checkpoint import (
     save_share,
     update_digest,
 )
-from .core import checks, placement, programs
-from .core.programs import advance_program
-from .core.rounds import example_bytes, gathered_rounds, init_carry, total_cost
+from .core import checks, chunks, placement, programs
+from .core.rounds import total_cost
+from .core.scan import example_bytes, gathered_rounds
 from .datasets.rowstore import RowStore
 from .distributed import Spread
 from .grids import check_grid
 from .objective import Objective, Sum
-from .paths import Kernel, Path, Scan, choose
+from .paths import Kernel, Scan
 from .result import Result
 from .stream import SparseRows, check_costs, check_fits, check_labels, check_run_options, check_stream
 from .watchdog import resolve_timeout, watch
@@ -101,7 +101,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: Literal["all"] = "all",
-    path: str | Path = "auto",
+    path: str | Scan | Kernel = "auto",
 ) -> Result: ...
 
 
@@ -126,7 +126,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: str,
-    path: str | Path = "auto",
+    path: str | Scan | Kernel = "auto",
 ) -> Result | None: ...
 
 
@@ -150,7 +150,7 @@ def run(
     stall_timeout: float | str | None = "auto",
     grid_blocks: int = 1,
     gather: str = "all",
-    path: str | Path = "auto",
+    path: str | Scan | Kernel = "auto",
 ) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
@@ -205,12 +205,14 @@ def run(
             process the same whole :class:`jcsol.Result`; ``"first"`` gives it to process 0 only, and every other
             process returns ``None`` (and its ``on_chunk`` receives ``states=None``), for results too large to
             hold in every process. In one process, both return the result.
-        path: how a chunk of rounds runs (:mod:`jcsol.paths`): ``"auto"`` (default) takes the one-kernel time
-            loop on a GPU where it covers the learner (:class:`jcsol.Kernel`: dense rows in memory, a learner whose
-            ``kernel_steps`` is true), a ``lax.scan`` elsewhere (:class:`jcsol.Scan`); ``"scan"`` or ``"kernel"``
-            force one with its backend's options (``jcsol.paths.GPU_SCAN`` and ``GPU_KERNEL`` on a GPU), and a
-            :class:`jcsol.Scan` or :class:`jcsol.Kernel` sets options of its own (unroll, block, warps, XLA options
-            of the compilations). Off a GPU the kernel runs in Pallas' interpreter, for tests.
+        path: the chunk backend that runs a chunk of rounds (:mod:`jcsol.core.chunks`, options in
+            :mod:`jcsol.paths`): ``"auto"`` (default) takes the GPU kernel on a GPU where it covers the learner
+            (:class:`jcsol.Kernel`; ``jcsol.learners()`` says which it covers), a ``lax.scan`` elsewhere
+            (:class:`jcsol.Scan`), and the scan with a warning naming why where this JAX cannot build the kernel;
+            ``"scan"`` or ``"kernel"`` force one with its options for the platform (``jcsol.paths.GPU_SCAN`` and
+            ``GPU_KERNEL`` on a GPU), and a :class:`jcsol.Scan` or :class:`jcsol.Kernel` sets options of its own
+            (unroll, block, warps, XLA options of the compilations). Off a GPU the kernel runs in Pallas'
+            interpreter, for tests.
             The kernel sums a row's products in another order than XLA's dot: its states agree with the scan's to
             float32 rounding, not bit for bit.
 
@@ -254,7 +256,7 @@ class _Plan:
     y: np.ndarray
     costs: np.ndarray | None
     dtype: np.dtype
-    path: Path
+    path: chunks.Choice
     platform: str
     stall_after: float | None
     init_key: jax.Array
@@ -346,7 +348,6 @@ def _plan(
     stall_after = resolve_timeout(stall_timeout, platform)
     X, y, costs, dtype = _checked_stream(X, y, costs, dtype)
     dense_rows = not isinstance(X, (RowStore, SparseRows))
-    chosen = choose(path, learner, dense_rows=dense_rows, platform=platform)
     key = jax.random.key(key) if isinstance(key, (int, np.integer)) else key
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)
@@ -361,6 +362,15 @@ def _plan(
         )
     d = X.shape[1]
     grid_shape, flat_learner, flat_objective = checks.flatten_grid(learner, objective, dtype)
+    chosen = chunks.choose(
+        path,
+        learner,
+        d=d,
+        dtype=dtype,
+        dense_rows=dense_rows,
+        platform=platform,
+        probe=functools.partial(_probe, learner, objective, d=d, dtype=dtype, costs=costs is not None),
+    )
     blocks = checks.check_grid_blocks(grid_blocks, math.prod(grid_shape))
     block = -(-math.prod(grid_shape) // blocks)
     _check_run_memory(
@@ -413,6 +423,29 @@ def _plan(
         progress=progress,
         on_chunk=on_chunk,
         gather=gather,
+    )
+
+
+def _probe(learner, objective, choice: chunks.Choice, *, d: int, dtype, costs: bool) -> None:
+    """Lowers ``learner``'s chunk on ``choice`` for this machine's accelerator, once per signature: raises where the
+    backend's compiler refuses it (:func:`jcsol.core.chunks.choose` then takes the scan)."""
+    flat = checks.flatten_grid(learner, objective, dtype)[1:]
+
+    def lowered() -> bool:
+        programs.lowered_chunk(
+            learner,
+            objective,
+            d=d,
+            path=choice,
+            platform=jax.default_backend(),
+            lowering_platform=None,
+            dtype=dtype,
+            costs=costs,
+        )
+        return True
+
+    programs.COMPILED.get_or_build(
+        programs.signature(flat, "probe", choice.backend.name, choice.options, d, np.dtype(dtype), costs), lowered
     )
 
 
@@ -534,7 +567,7 @@ def _place(plan: _Plan) -> _Placed:
     everywhere = plan.gather == "all" or spread is None or spread.process == 0
     orders = np.asarray(idx_padded)
     chunks = (
-        _ResidentChunks(plan.rows, plan.y, plan.costs, orders, plan.chunk, plan.dtype, plan.path, place)
+        _ResidentChunks(plan.rows, plan.y, plan.costs, orders, plan.chunk, plan.dtype, plan.path.backend, place)
         if plan.store is None
         else _StoredChunks(plan.store, plan.y, plan.costs, orders, plan.chunk, plan.dtype, place, spread)
     )
@@ -572,7 +605,7 @@ def _place(plan: _Plan) -> _Placed:
         devices=devices,
         per_unit=blocks > 1,
         sparse_rows=isinstance(pending[0][0], tuple),
-        compiler_options=plan.path.compiler_options,
+        compiler_options=plan.path.options.compiler_options,
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
@@ -643,7 +676,7 @@ def _chunk_loop(plan: _Plan, placed: _Placed) -> _Ran:
         started = time.perf_counter()
         data, order = placed.pending if k == placed.first else placed.chunks.get(k)
         wait = read_after(k)
-        carry, scores, seconds, took = _advance_chunk(plan, placed, k, carry, data, order, saved, wait)
+        carry, scores, seconds, took = _run_chunk(plan, placed, k, carry, data, order, saved, wait)
         time_compile += seconds
         if queued_since is None and not wait:
             queued_since = (started, time_compile - seconds)
@@ -673,20 +706,20 @@ def _chunk_loop(plan: _Plan, placed: _Placed) -> _Ran:
     return _Ran(carry, chunk_scores, time_compile, time_run)
 
 
-def _advance_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, saved: int | None, wait: bool):
+def _run_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, saved: int | None, wait: bool):
     """Chunk ``k`` compiled (once per signature) and run: ``(carry, scores, compile seconds, run seconds)``. With
     ``wait``, the chunk (and every chunk queued before it) runs to its end under the watchdog; without, it is
     queued behind them and the call returns at once: no device waits for the host between chunks that nothing
     reads (a row store's next chunk is read while the last runs)."""
     chunk_slots = plan.slots[k * plan.chunk : (k + 1) * plan.chunk]
-    kernel_path = isinstance(plan.path, Kernel)
-    if kernel_path:  # one compiled kernel for every chunk: a short one padded, its length given
+    takes_rounds = plan.path.backend.takes_rounds
+    if takes_rounds:  # one compiled program for every chunk: a short one padded, its length given
         rounds = len(chunk_slots)
         order, chunk_slots = _padded_chunk(order, plan.chunk), np.pad(chunk_slots, (0, plan.chunk - rounds))
     args = (*placed.hyper, data, *placed.n_runs, order, placed.place.whole(chunk_slots))
-    if kernel_path:
+    if takes_rounds:
         args += (placed.place.whole(np.int32(rounds)),)
-    advance_fn, seconds = programs.compiled_advance(
+    chunk_fn, seconds = programs.compiled_chunk(
         placed.carry_shape,
         args,
         d=plan.d,
@@ -697,10 +730,10 @@ def _advance_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, sav
     )
     start = time.perf_counter()
     if not wait:
-        carry, scores = advance_fn(carry, *args)
+        carry, scores = chunk_fn(carry, *args)
         return carry, scores, seconds, time.perf_counter() - start
     carry, scores = watch(
-        functools.partial(_advance_blocking, advance_fn, carry, args),
+        functools.partial(_run_blocking, chunk_fn, carry, args),
         timeout=plan.stall_after,
         on_cpu=plan.platform == "cpu",
         describe=functools.partial(
@@ -798,8 +831,8 @@ def _padded_chunk(order, chunk: int):
     return jnp.pad(order, ((0, 0), (0, chunk - rounds)))
 
 
-def _advance_blocking(advance_fn, carry, args):
-    return jax.block_until_ready(advance_fn(carry, *args))
+def _run_blocking(chunk_fn, carry, args):
+    return jax.block_until_ready(chunk_fn(carry, *args))
 
 
 def _stalled(
@@ -928,11 +961,11 @@ def _curve_slots(length: int, n_curve: int) -> tuple[np.ndarray, np.ndarray]:
 class _ResidentChunks:
     """Data placed once, whole on every device of the run; each chunk's rounds index into it."""
 
-    def __init__(self, X, y, costs, idx, chunk: int, dtype, path: Path, place):
+    def __init__(self, X, y, costs, idx, chunk: int, dtype, backend: chunks.ChunkBackend, place):
         rows = (
             (X.indices, X.values.astype(dtype, copy=False))
             if isinstance(X, SparseRows)
-            else programs.chunk_rows(X.astype(dtype, copy=False), path)
+            else backend.rows(X.astype(dtype, copy=False))
         )
         data = (rows, y.astype(dtype, copy=False), None if costs is None else costs.astype(dtype, copy=False))
         self.data = place.whole(data)
@@ -1002,7 +1035,7 @@ class _Progress:
     def __init__(self, n_chunks: int, first: int, length: int, chunk: int, enabled: bool | None, name: str):
         self.length, self.chunk = length, chunk
         if enabled is None:
-            enabled = n_chunks > 1 and (sys.stderr.isatty() or _in_kernel())
+            enabled = n_chunks > 1 and (sys.stderr.isatty() or _in_notebook())
         enabled = enabled and jax.process_index() == 0  # one bar for a run over several processes
         self.bar: Any = None  # a tqdm bar
         if enabled:
@@ -1019,7 +1052,7 @@ class _Progress:
             self.bar.close()
 
 
-def _in_kernel() -> bool:
+def _in_notebook() -> bool:
     """Whether the code runs in a Jupyter or IPython kernel (a notebook, Colab), where stderr is no terminal."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
@@ -1062,55 +1095,3 @@ def _resume_point(spread: Spread, path, fingerprint: str, n_chunks: int) -> tupl
         remedy=f"shares were deleted, or not written to one folder that every process sees; delete {path}.* to "
         "start over",
     )
-
-
-def lowered_chunk(
-    learner: Learner,
-    objective: Objective | None = None,
-    *,
-    d: int = 9,
-    rounds: int = 50,
-    perms: int = 2,
-    curve_points: int = 3,
-    sparse_rows: bool = False,
-    path: Path | None = None,
-    platform: str = "gpu",
-    lowering_platform: str = "cuda",
-    dtype="float32",
-) -> jax.stages.Lowered:
-    """The chunk of rounds :func:`run` would compile for ``learner`` on ``platform``, lowered for
-    ``lowering_platform`` on whatever machine this is: an operation the accelerator's compiler cannot lower fails
-    here, not on the accelerator. Shapes only: a stream of ``rounds`` rows of ``d`` features (sparse rows of ``d``
-    entries when ``sparse_rows``), ``perms`` permutations, the learner's whole grid in one block; by default none
-    of the sizes a power of 2, as a GPU kernel's blocks must be (the kernel path pads them)."""
-    objective = Sum() if objective is None else objective
-    path = Scan() if path is None else path
-    dtype = np.dtype(dtype)
-    grid_shape, flat_learner, flat_objective = checks.flatten_grid(learner, objective, dtype)
-    keys = jax.random.split(jax.random.key(0), perms)
-    carry_shape = jax.eval_shape(
-        functools.partial(init_carry, n_grid=math.prod(grid_shape), n_curve=curve_points, d=d, dtype=dtype),
-        flat_learner,
-        keys,
-    )
-    rows: Any = (
-        (jax.ShapeDtypeStruct((rounds, d), np.int32), jax.ShapeDtypeStruct((rounds, d), dtype))
-        if sparse_rows
-        else jax.ShapeDtypeStruct((rounds, programs.chunk_rows(np.zeros((1, d), dtype), path).shape[1]), dtype)
-    )
-    counts = jax.ShapeDtypeStruct((perms,), np.int32)
-    args: tuple = (
-        flat_learner,
-        flat_objective,
-        (rows, jax.ShapeDtypeStruct((rounds,), dtype), None),
-        counts,
-        counts,
-        jax.ShapeDtypeStruct((perms, rounds), np.int32),
-        jax.ShapeDtypeStruct((rounds,), np.int32),
-    )
-    if isinstance(path, Kernel):
-        args += (jax.ShapeDtypeStruct((), np.int32),)
-    device = jax.local_devices()[0]
-    program = advance_program(carry_shape, args, d=d, devices=(device,), per_unit=False, path=path, platform=platform)
-    with placement.precision((device,) if platform == "cpu" else ()):
-        return program.trace(carry_shape, *args).lower(lowering_platforms=(lowering_platform,))

@@ -10,9 +10,9 @@ whole-loop kernels are on (:func:`jcsol.xla_cpu.use_loop_kernels`), at two to th
 sparse step. Where XLA keeps its small kernels (the default, or a loop compiled for an accelerator), the slice
 writes would be more of them than one scatter, and :func:`add_at` scatters.
 
-Inside the one-kernel time loop of :mod:`jcsol.kernel` (:func:`in_kernel`), the inner products of a dense row are
-written as elementwise products and a sum: a GPU kernel language lowers those for any block of runs, where a
-matrix–vector product of a few runs has no instruction to map to.
+Inside a GPU kernel's own loop over rounds (:mod:`jcsol.core.triton`, :func:`in_gpu_kernel`), the inner products
+of a dense row are written as elementwise products and a sum: a GPU kernel language lowers those for any block
+of runs, where a matrix–vector product of a few runs has no instruction to map to.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def add_at(w: jax.Array, indices: jax.Array, values: jax.Array) -> jax.Array:
 
 
 _IN_ROUNDS = contextvars.ContextVar("jcsol_in_rounds", default=False)
-_IN_KERNEL = contextvars.ContextVar("jcsol_in_kernel", default=False)
+_IN_GPU_KERNEL = contextvars.ContextVar("jcsol_in_gpu_kernel", default=False)
 
 
 @contextlib.contextmanager
@@ -77,19 +77,19 @@ def in_rounds(looped: bool = True, platform: str = "cpu"):
 
 
 @contextlib.contextmanager
-def in_kernel():
-    """Steps traced in this context run inside a GPU kernel's own loop (:mod:`jcsol.kernel`): the inner products
-    of dense rows are elementwise products and a sum."""
-    token = _IN_KERNEL.set(True)
+def in_gpu_kernel():
+    """Steps traced in this context run inside a GPU kernel's own loop over rounds (:mod:`jcsol.core.triton`): the
+    inner products of dense rows are elementwise products and a sum."""
+    token = _IN_GPU_KERNEL.set(True)
     try:
         yield
     finally:
-        _IN_KERNEL.reset(token)
+        _IN_GPU_KERNEL.reset(token)
 
 
 def _inner(a: jax.Array, b: jax.Array) -> jax.Array:
     """``a · b`` over the last axis."""
-    return jnp.sum(a * b, axis=-1) if _IN_KERNEL.get() else a @ b
+    return jnp.sum(a * b, axis=-1) if _IN_GPU_KERNEL.get() else a @ b
 
 
 @functools.cache

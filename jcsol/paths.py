@@ -1,18 +1,18 @@
-"""How the engine runs a chunk of rounds: a ``lax.scan`` that XLA compiles, or one Pallas kernel whose programs
-loop over the rounds themselves (:mod:`jcsol.kernel`).
+"""How the engine runs a chunk of rounds: the options of each chunk backend (:mod:`jcsol.core.chunks` holds the
+backends themselves, in one registry).
 
 On a CPU, a round of the scan costs about what its arithmetic costs (a microsecond of calls to XLA's small
 kernels, none with whole-loop kernels: :mod:`jcsol.xla_cpu`). On a GPU, XLA runs the body of a loop as a few
 kernels launched from the host at every round, several microseconds a round whatever the work (a round of a
-first-order learner over a grid is a few hundred multiply–adds). The kernel path runs a whole chunk of rounds in
+first-order learner over a grid is a few hundred multiply–adds). The GPU kernel runs a whole chunk of rounds in
 one launch: each program owns a block of grid points of one permutation, keeps their states in registers, and
 reads each round's row itself.
 
-``jcsol.run(..., path=...)`` takes ``"auto"`` (the default: :class:`Kernel` on a GPU where it covers the learner,
-:class:`Scan` elsewhere), ``"scan"``, ``"kernel"`` (each with its backend's options: :data:`GPU_SCAN` and
-:data:`GPU_KERNEL` on a GPU), or a :class:`Scan` or :class:`Kernel` with options of its own. The kernel covers the
-learners whose ``kernel_steps`` is true (COG, ACOG-diag, the PA family, Perceptron, PAUM, OGD) on dense rows held
-in memory; off a GPU it runs in Pallas' interpreter (slow: for tests).
+``jcsol.run(..., path=...)`` takes ``"auto"`` (the default: the GPU kernel on a GPU where it covers the learner,
+the scan elsewhere), a backend's name (``"scan"``, ``"kernel"``: each with its options for the platform,
+:data:`GPU_SCAN` and :data:`GPU_KERNEL` on a GPU), or a :class:`Scan` or :class:`Kernel` with options of its own.
+Which learners each backend covers is ``jcsol.learners()``'s ``paths`` column; off a GPU the kernel runs in
+Pallas' interpreter (slow: for tests).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _whole(owner: str, name: str, value: Any, *, power_of_two: bool = False) -> 
 
 @dataclasses.dataclass(frozen=True)
 class Scan:
-    """A chunk as one ``lax.scan`` over its rounds, every run's round vmapped inside.
+    """A chunk as one ``lax.scan`` over its rounds, every run's round vmapped inside (:mod:`jcsol.core.scan`).
 
     Args:
         unroll: rounds per iteration of the compiled loop (``lax.scan``'s ``unroll``): fewer iterations, a
@@ -66,8 +66,8 @@ class Scan:
 
 @dataclasses.dataclass(frozen=True)
 class Kernel:
-    """A chunk as one Pallas kernel (:mod:`jcsol.kernel`): a program per block of grid points of a permutation,
-    looping over the chunk's rounds itself.
+    """A chunk as one Pallas kernel on Pallas' Triton backend (:mod:`jcsol.core.triton`): a program per block of grid
+    points of a permutation, looping over the chunk's rounds itself.
 
     Args:
         block: grid points a program holds (a power of 2; ``None``: every grid point of its permutation, the
@@ -123,36 +123,3 @@ GPU_KERNEL = Kernel()
 #: 7.0 s against 1.1 s). XLA's command buffers (``xla_gpu_enable_command_buffer``) made the scan slower: 1.51 s for
 #: the 220 runs, 1.00 s for the 2,420.
 GPU_SCAN = Scan(unroll=8)
-
-
-def covers(learner, *, dense_rows: bool) -> bool:
-    """Whether the kernel path runs ``learner`` on these rows."""
-    return dense_rows and bool(learner.kernel_steps)
-
-
-def choose(path: Any, learner, *, dense_rows: bool, platform: str) -> Path:
-    """The path a run takes: ``path`` as given to :func:`jcsol.run`, resolved for ``learner`` on rows that are
-    dense and in memory (``dense_rows``) or not, on ``platform``. Refuses a kernel path that does not cover the
-    learner, naming what it covers."""
-    scan = GPU_SCAN if platform == "gpu" else Scan()
-    if isinstance(path, (Scan, Kernel)):
-        chosen = path
-    elif path == "scan":
-        chosen = scan
-    elif path == "kernel":
-        chosen = GPU_KERNEL
-    elif path == "auto":
-        return GPU_KERNEL if platform == "gpu" and covers(learner, dense_rows=dense_rows) else scan
-    else:
-        raise ValueError(f'path must be "auto", "scan", "kernel", jcsol.Scan(...) or jcsol.Kernel(...), got {path!r}')
-    if isinstance(chosen, Kernel) and not dense_rows:
-        raise ValueError(
-            "the kernel path runs dense rows held in memory; these are sparse rows or a row store: use "
-            "path='scan' or 'auto'"
-        )
-    if isinstance(chosen, Kernel) and not covers(learner, dense_rows=dense_rows):
-        raise ValueError(
-            "the kernel path runs the learners whose kernel_steps is True (COG, ACOG-diag, PA, PA-I, PA-II, "
-            f"CPA-PB, CPA-ML, Perceptron, PAUM, OGD); {learner.name} is not one: use path='scan' or 'auto'"
-        )
-    return chosen

@@ -8,7 +8,7 @@
     GridSearchCV(OnlineClassifier(), {"learner__eta": [1e-2, 1e-1, 1.0]}).fit(X, y)
 
 A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*: the rounds of
-:func:`jcsol.run` (:func:`jcsol.core.rounds.advance_prefix`, one ``learner.step`` per row of positive sample
+:func:`jcsol.run` (:func:`jcsol.core.scan.scan_prefix`, one ``learner.step`` per row of positive sample
 weight, its ``ρ_t`` from the counts so far), in one jitted call a batch (a sparse batch whose dense rows would
 exceed 128 MiB is densified and passed a block of rows at a time, the model and its counts carried from block to
 block). The compiled call is cached by JAX on the learner's static options, the feature count, the dtype and the
@@ -50,7 +50,8 @@ from .base import (
 )
 from .batches import bucket
 from .core.checks import check_memory
-from .core.rounds import Carry, advance_prefix
+from .core.rounds import Carry
+from .core.scan import scan_prefix
 from .datasets import l2_normalize
 from .metrics import FN, FP, TN, TP
 from .objective import Cost, Objective, Sum
@@ -135,7 +136,7 @@ def _rhos(objective, positive, seen, totals, weight):
 
 @functools.partial(jax.jit, compiler_options=compile_options())
 def _consume(learner, objective, state, seen, rows, signs, weights, totals, order, length):
-    """The rounds of :func:`jcsol.run` (:func:`jcsol.core.rounds.advance_prefix`) over the rows ``order[:length]``
+    """The rounds of :func:`jcsol.run` (:func:`jcsol.core.scan.scan_prefix`) over the rows ``order[:length]``
     of a block padded to its bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective``
     and the counts ``seen`` (positives and negatives stepped so far) times the row's sample weight in ``weights``.
 
@@ -150,7 +151,7 @@ def _consume(learner, objective, state, seen, rows, signs, weights, totals, orde
         jnp.zeros((1, 1, 2), rows.dtype),
     )
     n = len(signs)
-    carry, losses = advance_prefix(
+    carry, losses = scan_prefix(
         carry,
         one_run(learner),
         one_run(objective),

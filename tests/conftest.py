@@ -70,12 +70,12 @@ def forbid_tracing(monkeypatch):
     computations, with ``chex.assert_max_traces``."""
     import chex
 
-    from jcsol.core import rounds
+    from jcsol.core import rounds, scan
 
     def forbid():
         chex.clear_trace_counter()
-        for name in ("init_carry", "advance"):
-            monkeypatch.setattr(rounds, name, chex.assert_max_traces(getattr(rounds, name), n=0))
+        for module, name in ((rounds, "init_carry"), (rounds, "run_round"), (scan, "scan_chunk")):
+            monkeypatch.setattr(module, name, chex.assert_max_traces(getattr(module, name), n=0))
 
     yield forbid
     chex.clear_trace_counter()

@@ -256,7 +256,7 @@ def test_progress_is_shown_by_default_on_a_terminal_or_in_a_kernel(small, capsys
     jcsol.run(jcsol.COG(), X, y, perms=2)
     assert capsys.readouterr().err == ""  # one chunk: nothing to follow
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
-    monkeypatch.setattr(engine, "_in_kernel", lambda: True)
+    monkeypatch.setattr(engine, "_in_notebook", lambda: True)
     jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50)
     assert "200/200" in capsys.readouterr().err
     jcsol.run(jcsol.COG(), X, y, perms=2, chunk_size=50, progress=False)
@@ -266,7 +266,7 @@ def test_progress_is_shown_by_default_on_a_terminal_or_in_a_kernel(small, capsys
 def test_kernel_is_told_from_a_terminal_ipython(monkeypatch):
     import types
 
-    from jcsol.engine import _in_kernel
+    from jcsol.engine import _in_notebook
 
     class Shell:
         def __init__(self, config):
@@ -275,13 +275,13 @@ def test_kernel_is_told_from_a_terminal_ipython(monkeypatch):
     fake = types.ModuleType("IPython")
     monkeypatch.setitem(sys.modules, "IPython", fake)
     fake.get_ipython = lambda: Shell({"IPKernelApp": {"connection_file": "kernel.json"}})
-    assert _in_kernel()  # Jupyter, Colab
+    assert _in_notebook()  # Jupyter, Colab
     fake.get_ipython = lambda: Shell({"TerminalInteractiveShell": {}})
-    assert not _in_kernel()  # IPython in a terminal
+    assert not _in_notebook()  # IPython in a terminal
     fake.get_ipython = lambda: None
-    assert not _in_kernel()  # IPython imported by a plain script
+    assert not _in_notebook()  # IPython imported by a plain script
     monkeypatch.delitem(sys.modules, "IPython")
-    assert not _in_kernel()
+    assert not _in_notebook()
 
 
 LAYOUT_RUN = textwrap.dedent("""

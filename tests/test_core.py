@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jcsol
-from jcsol.core import checks, placement, rounds
+from jcsol.core import checks, placement, rounds, scan
 
 
 def _carry_and_args(X, y, learner, n_units, rounds_):
@@ -26,8 +26,8 @@ def test_a_prefix_of_a_padded_batch_is_the_scan_of_the_prefix_bit_for_bit(german
     X, y = german
     carry, args, idx = _carry_and_args(X[:200], y[:200], learner, n_units=2, rounds_=24)
     length = 17
-    scanned, scores = rounds.advance(carry, *args, idx[:, :length], jnp.zeros(length, jnp.int32), d=X.shape[1])
-    prefix, padded_scores = jax.jit(rounds.advance_prefix, static_argnames="d")(
+    scanned, scores = scan.scan_chunk(carry, *args, idx[:, :length], jnp.zeros(length, jnp.int32), d=X.shape[1])
+    prefix, padded_scores = jax.jit(scan.scan_prefix, static_argnames="d")(
         carry, *args, idx, jnp.zeros(24, jnp.int32), d=X.shape[1], length=jnp.int32(length)
     )
     for a, b in zip(jax.tree.leaves(scanned), jax.tree.leaves(prefix)):

@@ -291,7 +291,7 @@ def test_gathered_blocks_and_unrecorded_scores_change_no_bit(name, field):
     count, curve point and cost equals a run whose blocks hold one round each (a row read at its own round),
     with or without recorded scores, over chunks that end inside a block."""
     from jcsol.compiled import CompiledCache
-    from jcsol.core import programs, rounds
+    from jcsol.core import programs, scan
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(900, 7)).astype(np.float32)
@@ -301,7 +301,7 @@ def test_gathered_blocks_and_unrecorded_scores_change_no_bit(name, field):
     options = dict(perms=3, curve_points=4, chunk_size=333, costs=costs)
     results = [jcsol.run(learner, X, y, **options), jcsol.run(learner, X, y, record_scores=True, **options)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rounds, "GATHER_ROUNDS", 1)
+        patch.setattr(scan, "GATHER_ROUNDS", 1)
         patch.setattr(programs, "COMPILED", CompiledCache())  # compiled anew, with blocks of one round
         results.append(jcsol.run(learner, X, y, record_scores=True, **options))
     first = results[0]

@@ -68,11 +68,12 @@ def test_learners_command(capsys):
     blocks = text.strip().split("\n\n")
     assert len(blocks) == len(infos)
     for block, info in zip(blocks, infos):
-        head, hyper, options, paper = block.splitlines()
+        head, hyper, options, paths, paper = block.splitlines()
         assert head == f"{info.name} ({info.cls})"
         shown = ", ".join(f"{k}={v:g}" for k, v in info.hyperparameters.items()) or "none"
         assert hyper == f"  hyperparameters: {shown}"
         assert paper == f"  paper: {info.paper}"
+        assert paths == f"  paths: {', '.join(info.paths)}"
         assert all(f"{k}={v!r}" in options for k, v in info.options.items())
     rc, table, _ = run_cli(["learners", "--format", "markdown"], capsys)
     rows = table.strip().splitlines()
@@ -81,8 +82,9 @@ def test_learners_command(capsys):
     assert len(rows) == 2 + len(infos)
     for row, info in zip(rows[2:], infos):
         cells = re.split(r"(?<!\\)\|", row)[1:-1]  # an escaped \| stays inside its cell
-        assert len(cells) == 5, row
+        assert len(cells) == 6, row
         assert cells[0].strip() == info.name, row
+        assert cells[4].strip() == ", ".join(info.paths), row
     done = subprocess.run(
         [_console_script(), "learners", "--format", "markdown"], capture_output=True, text=True, timeout=120
     )

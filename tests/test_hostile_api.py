@@ -18,8 +18,8 @@ from conftest import run_cli
 import jcsol
 from jcsol import devices, metrics
 from jcsol.core import checks
+from jcsol.core.programs import lowered_chunk
 from jcsol.datasets import binarize, l2_normalize, read_libsvm
-from jcsol.engine import lowered_chunk
 from jcsol.stream import SparseRows, check_labels, check_stream
 
 hypothesis = pytest.importorskip("hypothesis")

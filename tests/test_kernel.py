@@ -1,4 +1,5 @@
-"""The one-kernel time loop (:mod:`jcsol.kernel`, run here in Pallas' interpreter) against the engine's scan.
+"""The GPU kernel (:mod:`jcsol.core.triton`, run here in Pallas' interpreter) against the engine's scan, and the
+registry of chunk backends (:mod:`jcsol.core.chunks`) that chooses between them.
 
 The kernel sums a row's products in another order than XLA's dot, so the two paths agree to float32 rounding,
 not bit for bit: every state within :data:`RTOL` of the scan's, relative to the largest entry of its leaf in its
@@ -9,7 +10,9 @@ The fast tier runs each covered variant once, the configurations rotating over c
 costs and grid blocks; the slow tier runs every variant in every configuration.
 """
 
+import importlib
 import itertools
+import warnings
 
 import jax
 import numpy as np
@@ -17,8 +20,8 @@ import pytest
 import scipy.sparse
 
 import jcsol
-from jcsol import engine, paths
-from jcsol.core import programs
+from jcsol import paths
+from jcsol.core import chunks, programs, triton
 
 RTOL = 1e-5
 EPS = 1e-5
@@ -151,8 +154,8 @@ def test_one_compiled_kernel_serves_every_chunk(stream, monkeypatch):
     """The last, shorter chunk runs the chunks' kernel, its length an argument: one compilation of the chunk."""
     X, y, _ = stream
     built = []
-    program = programs.advance_program
-    monkeypatch.setattr(programs, "advance_program", lambda *a, **k: built.append(k["path"]) or program(*a, **k))
+    program = programs.chunk_program
+    monkeypatch.setattr(programs, "chunk_program", lambda *a, **k: built.append(k["path"]) or program(*a, **k))
     jcsol.run(jcsol.PA(), X, y, perms=2, chunk_size=40, path="kernel", key=11)  # chunks of 40, 40, 40, 30
     assert len(built) == 1
     built.clear()
@@ -160,26 +163,108 @@ def test_one_compiled_kernel_serves_every_chunk(stream, monkeypatch):
     assert len(built) == 2  # the scan compiles the short chunk apart
 
 
+def _chosen(path, learner, *, dense_rows=True, platform="gpu", probe=None):
+    choice = chunks.choose(path, learner, d=9, dtype=np.float32, dense_rows=dense_rows, platform=platform, probe=probe)
+    return choice.backend.name, choice.options
+
+
 def test_auto_takes_the_scan_off_a_gpu(stream):
     X, y, _ = stream
     a = jcsol.run(jcsol.COG(), X, y, perms=2, record_scores=True)
     b = jcsol.run(jcsol.COG(), X, y, perms=2, record_scores=True, path="scan")
     np.testing.assert_array_equal(a.scores, b.scores)  # bit for bit: the same program
-    assert paths.choose("auto", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_KERNEL
-    assert paths.choose("auto", jcsol.ACOG(), dense_rows=True, platform="gpu") == paths.GPU_SCAN
-    assert paths.choose("auto", jcsol.COG(), dense_rows=False, platform="gpu") == paths.GPU_SCAN
-    assert paths.choose("auto", jcsol.COG(), dense_rows=True, platform="cpu") == paths.Scan()
+    assert _chosen("auto", jcsol.COG()) == ("kernel", paths.GPU_KERNEL)
+    assert _chosen("auto", jcsol.ACOG()) == ("scan", paths.GPU_SCAN)
+    assert _chosen("auto", jcsol.COG(), dense_rows=False) == ("scan", paths.GPU_SCAN)
+    assert _chosen("auto", jcsol.COG(), platform="cpu") == ("scan", paths.Scan())
 
 
 def test_each_backend_has_its_options():
     """The path names take the backend's options; a path given with options of its own keeps them."""
     assert paths.GPU_KERNEL == jcsol.Kernel(block=1, num_warps=1)
     assert paths.GPU_SCAN == jcsol.Scan(unroll=8)
-    assert paths.choose("scan", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_SCAN
-    assert paths.choose("scan", jcsol.COG(), dense_rows=True, platform="cpu") == jcsol.Scan()
-    assert paths.choose("kernel", jcsol.COG(), dense_rows=True, platform="gpu") == paths.GPU_KERNEL
+    assert _chosen("scan", jcsol.COG()) == ("scan", paths.GPU_SCAN)
+    assert _chosen("scan", jcsol.COG(), platform="cpu") == ("scan", jcsol.Scan())
+    assert _chosen("kernel", jcsol.COG()) == ("kernel", paths.GPU_KERNEL)
     own = jcsol.Scan(unroll=2)
-    assert paths.choose(own, jcsol.COG(), dense_rows=True, platform="gpu") is own
+    assert _chosen(own, jcsol.COG())[1] is own
+    own_kernel = jcsol.Kernel(block=4)
+    assert _chosen(own_kernel, jcsol.COG()) == ("kernel", own_kernel)
+
+
+def test_coverage_is_decided_from_the_learner_and_its_state(monkeypatch):
+    """The kernel covers a learner whose step is written for it and whose state is vectors of length d and
+    scalars: decided before any trace of the kernel, from the state's shapes (a matrix Σ refused by its shape)."""
+    assert set(chunks.BACKENDS) == {"scan", "kernel"}
+    for name in jcsol.VARIANTS:
+        learner = jcsol.by_name(name)
+        refusals = chunks.coverage(learner)
+        assert refusals["scan"] is None
+        assert (refusals["kernel"] is None) is bool(learner.kernel_steps), (name, refusals)
+    monkeypatch.setattr(jcsol.ACOG, "kernel_steps", property(lambda self: True))  # declared, but Σ is a matrix
+    full = jcsol.ACOG()
+    state = chunks.state_shapes(full, d=9, dtype=np.float32)
+    assert "a leaf of ACOG-I's state has shape (9, 9)" in triton.refusal(full, lambda: state, d=9, dense_rows=True)
+    asked = []
+    assert "kernel_steps is False" in triton.refusal(jcsol.AROW(), asked.append, d=9, dense_rows=True)
+    assert not asked  # a learner not written for the kernel: no shapes traced
+    with pytest.raises(ValueError, match=r"path='kernel' cannot run ACOG-I here: .* has shape \(9, 9\)"):
+        _chosen("kernel", full)
+
+
+def test_the_listings_come_from_the_registry(capsys):
+    """``jcsol.learners()``, ``jcsol learners`` and the docs' table name each learner's paths as the registry
+    decides them."""
+    from conftest import run_cli
+
+    for info in jcsol.learners():
+        refusals = chunks.coverage(jcsol.by_name(info.name))
+        assert info.paths == tuple(name for name, why in refusals.items() if why is None), info
+    assert next(v for v in jcsol.learners() if v.name == "ACOG-I").paths == ("scan",)
+    rc, text, _ = run_cli(["learners"], capsys)
+    assert rc == 0
+    assert "  paths: kernel, scan\n" in text
+    assert "  paths: scan\n" in text
+
+
+def test_auto_takes_the_scan_where_triton_cannot_be_imported(monkeypatch, stream):
+    """A JAX without Pallas' Triton backend (a later release may remove it): ``path="auto"`` warns once, naming
+    why, and takes the scan; the kernel asked for by name is refused, naming why."""
+    real = importlib.import_module
+
+    def without_triton(name, *args):
+        if name == "jax.experimental.pallas.triton":
+            raise ImportError("No module named 'jax.experimental.pallas.triton'")
+        return real(name, *args)
+
+    monkeypatch.setattr(triton.importlib, "import_module", without_triton)
+    triton._pallas_triton.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match=r"runs COG-I on the scan, not on the kernel backend: Pallas' Triton"):
+            assert _chosen("auto", jcsol.COG()) == ("scan", paths.GPU_SCAN)
+        with pytest.raises(ValueError, match=r"path='kernel' cannot run COG-I here: Pallas' Triton backend"):
+            _chosen("kernel", jcsol.COG())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a learner the kernel does not cover: nothing to warn about
+            assert _chosen("auto", jcsol.ACOG()) == ("scan", paths.GPU_SCAN)
+        X, y, _ = stream  # off a GPU nothing changes
+        jcsol.run(jcsol.COG(), X, y, perms=2)
+    finally:
+        triton._pallas_triton.cache_clear()
+
+
+def test_auto_takes_the_scan_where_the_kernel_is_refused():
+    """A backend whose compiler refuses the learner's chunk (``probe`` raising, as the engine's lowering would):
+    the scan, with one warning naming the error."""
+
+    def refuses(choice):
+        raise NotImplementedError("Unimplemented primitive in Pallas GPU lowering: sort")
+
+    with pytest.warns(RuntimeWarning, match="its compiler refused the chunk .NotImplementedError: Unimplemented"):
+        assert _chosen("auto", jcsol.COG(), probe=refuses) == ("scan", paths.GPU_SCAN)
+    probed = []
+    assert _chosen("auto", jcsol.COG(), probe=probed.append) == ("kernel", paths.GPU_KERNEL)
+    assert [c.backend.name for c in probed] == ["kernel"]
 
 
 def test_scan_options_keep_the_bits(stream):
@@ -197,7 +282,7 @@ def test_scan_options_keep_the_bits(stream):
     ("path", "X_kind", "message"),
     [
         ("kernel", "sparse", "dense rows held in memory"),
-        (jcsol.Kernel(), "dense-full", "ACOG-I is not one"),
+        (jcsol.Kernel(), "dense-full", "ACOG-I's step is not written for the kernel"),
         ("fast", "dense", 'path must be "auto"'),
     ],
 )
@@ -233,6 +318,16 @@ def representatives() -> list[str]:
     return sorted(set(first.values()) | {COVERED[0]})
 
 
+@pytest.mark.parametrize("name", sorted(jcsol.VARIANTS))
+def test_every_scan_chunk_lowers_for_tpu(name):
+    """Every variant's scan chunk, as :func:`jcsol.run` compiles it for a TPU, lowers for TPU here, on the CPU: an
+    operation that TPU's compiler cannot lower fails CI, not a run on the device (about 0.1 s a variant)."""
+    learner = jcsol.by_name(name)
+    for sparse_rows in (False, True) if learner.sparse_steps else (False,):
+        lowered = programs.lowered_chunk(learner, sparse_rows=sparse_rows, platform="tpu", lowering_platform="tpu")
+        assert "stablehlo.while" in lowered.as_text()  # the scan's loop over rounds
+
+
 @pytest.mark.parametrize(
     "name",
     [pytest.param(n, id=n) for n in representatives()]
@@ -246,10 +341,10 @@ def test_every_chunk_lowers_for_cuda(name):
     compiler cannot lower (a Pallas block that is not a power of 2, say) fails CI, not a run on the device."""
     learner = jcsol.by_name(name)
     for sparse_rows in (False, True) if learner.sparse_steps else (False,):
-        text = engine.lowered_chunk(learner, sparse_rows=sparse_rows).as_text()
+        text = programs.lowered_chunk(learner, sparse_rows=sparse_rows).as_text()
         assert "stablehlo.while" in text  # the scan's loop over rounds
     if learner.kernel_steps:
         for unroll in (1, 4):
             kernel = jcsol.Kernel(unroll=unroll, interpret=False)
-            lowered = engine.lowered_chunk(learner, path=kernel, objective=jcsol.Cost())
+            lowered = programs.lowered_chunk(learner, path=kernel, objective=jcsol.Cost())
             assert lowered.as_text().count("__gpu$xla.gpu.triton") == 1  # one Triton kernel for the chunk

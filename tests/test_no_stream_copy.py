@@ -15,21 +15,20 @@ import pytest
 import scipy.sparse
 
 import jcsol
-from jcsol import engine
-from jcsol.core import programs, rounds
+from jcsol.core import programs, scan
 
 
 def _chunks_compiled(monkeypatch, learner, X, y, **kw):
     """Runs ``jcsol.run`` and returns every ``(compiled chunk, its arguments)`` it called."""
     seen = []
-    compiled_advance = programs.compiled_advance
+    compiled_chunk = programs.compiled_chunk
 
     def spy(carry_shape, args, **options):
-        fn, seconds = compiled_advance(carry_shape, args, **options)
+        fn, seconds = compiled_chunk(carry_shape, args, **options)
         seen.append((fn, args))
         return fn, seconds
 
-    monkeypatch.setattr(programs, "compiled_advance", spy)
+    monkeypatch.setattr(programs, "compiled_chunk", spy)
     jcsol.run(learner, X, y, **kw)
     return seen
 
@@ -72,7 +71,7 @@ def test_the_kernel_reads_rows_padded_once():
     """The kernel's chunk, lowered for CUDA, takes rows already padded to its power-of-2 features and makes no
     array of the rows' size (a pad inside the chunk copied the whole stream at every call)."""
     n, d = 50, 9
-    lowered = engine.lowered_chunk(jcsol.COG(eta=1.0), path=jcsol.Kernel(interpret=False), d=d, rounds=n)
+    lowered = programs.lowered_chunk(jcsol.COG(eta=1.0), path=jcsol.Kernel(interpret=False), d=d, rounds=n)
     text = lowered.as_text()
     assert text.count("__gpu$xla.gpu.triton") == 1
     main = next(line for line in text.splitlines() if "func.func public @main" in line)
@@ -100,9 +99,9 @@ def test_the_kernel_path_places_padded_rows(monkeypatch, stream):
 
 
 def test_gathered_rounds_bounded():
-    """A block of gathered rows holds at most :data:`jcsol.core.rounds.GATHER_BYTES` (one round's rows at least),
+    """A block of gathered rows holds at most :data:`jcsol.core.scan.GATHER_BYTES` (one round's rows at least),
     and never more rounds than the chunk."""
-    assert rounds.gathered_rounds(20, 4 * 123, 16_384) == rounds.GATHER_BYTES // (20 * 4 * 123)
-    assert rounds.gathered_rounds(1, 4 * 123, 16_384) == rounds.GATHER_ROUNDS
-    assert rounds.gathered_rounds(4, 4 * 123, 7) == 7
-    assert rounds.gathered_rounds(64, 4 * 10**6, 16_384) == 1
+    assert scan.gathered_rounds(20, 4 * 123, 16_384) == scan.GATHER_BYTES // (20 * 4 * 123)
+    assert scan.gathered_rounds(1, 4 * 123, 16_384) == scan.GATHER_ROUNDS
+    assert scan.gathered_rounds(4, 4 * 123, 7) == 7
+    assert scan.gathered_rounds(64, 4 * 10**6, 16_384) == 1

@@ -107,7 +107,7 @@ class ACOG(Learner[ACOGState]):
         return self.diagonal
 
     @property
-    def kernel_steps(self) -> bool:  # the diagonal version's state is two vectors (jcsol.kernel)
+    def kernel_steps(self) -> bool:  # the diagonal version's state is two vectors (jcsol.core.triton)
         return self.diagonal
 
     def too_large_hint(self) -> str:

@@ -55,7 +55,7 @@ class COG(Learner[COGState]):
     loss: str = choice("I", *LOSSES)
 
     sparse_steps = True
-    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     @property
     def name(self) -> str:

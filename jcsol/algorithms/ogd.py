@@ -61,7 +61,7 @@ class OGD(Learner[OGDState]):
     loss: str = choice("hinge", *OGD_LOSSES)
 
     sparse_steps = True
-    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     @property
     def name(self) -> str:

@@ -39,7 +39,7 @@ def _pa_update(w: jax.Array, x: Vector, y: jax.Array, loss: jax.Array, variant: 
 
 class _PABase(Learner[PAState]):
     sparse_steps = True  # O(nnz) per step on jcsol.SparseRows
-    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PAState:
         return PAState(w=jnp.zeros(d, dtype))

@@ -46,7 +46,7 @@ class PAUM(Learner[PAUMState]):
     """
 
     sparse_steps = True
-    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PAUMState:
         return PAUMState(w=jnp.zeros(d, dtype))

@@ -43,7 +43,7 @@ class Perceptron(Learner[PerceptronState]):
     """
 
     sparse_steps = True
-    kernel_steps = True  # dense steps run in the one-kernel time loop (jcsol.kernel)
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> PerceptronState:
         return PerceptronState(w=jnp.zeros(d, dtype))

@@ -3,8 +3,11 @@
 Private by package (as optax keeps ``optax/_src``): the names here are public to jcsol's modules, which import
 them, and not part of jcsol's API, which may change them at any release.
 
-- :mod:`jcsol.core.rounds`: a run's carry and its rounds — the initial carry, a chunk of rounds scanned
-  (:func:`~jcsol.core.rounds.advance`), the first rounds of a padded batch (:func:`~jcsol.core.rounds.advance_prefix`);
+- :mod:`jcsol.core.rounds`: a run's carry, its initial value and its round (:func:`~jcsol.core.rounds.run_round`),
+  the same for every way of running it;
+- :mod:`jcsol.core.chunks`: the chunk backends that loop over the rounds, in one registry —
+  :mod:`jcsol.core.scan` (a chunk scanned, :func:`~jcsol.core.scan.scan_chunk`; the first rounds of a padded batch,
+  :func:`~jcsol.core.scan.scan_prefix`) and :mod:`jcsol.core.triton` (a chunk in one GPU kernel);
 - :mod:`jcsol.core.layout`: the memory layout of a carry's state vectors (configurations minor on sparse rows);
 - :mod:`jcsol.core.placement`: runs as units over devices and processes, and back in the grid's order;
 - :mod:`jcsol.core.checks`: the checks every entry point makes before any work (dtype, grid, memory);

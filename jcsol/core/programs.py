@@ -1,22 +1,25 @@
-"""The rounds compiled for a placement: a run's initial carry and its chunk of rounds, on the scan or the
-one-kernel time loop (:mod:`jcsol.paths`), each compiled once per signature and kept in :data:`COMPILED`."""
+"""The rounds compiled for a placement: a run's initial carry and its chunk of rounds on a chunk backend
+(:mod:`jcsol.core.chunks`), each compiled once per signature and kept in :data:`COMPILED`; a chunk lowered for
+an accelerator on any machine (:func:`lowered_chunk`)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .. import kernel
 from ..compiled import CompiledCache
-from ..paths import CompilerOptions, Kernel, Path, Scan
+from ..objective import Sum
+from ..paths import CompilerOptions, Scan
 from ..xla_cpu import compile_options
-from . import layout, placement, rounds
+from . import checks, chunks, layout, placement
+from .chunks import BACKENDS, Choice
+from .rounds import init_carry
 
 #: The compiled inits and chunks of :func:`jcsol.run`, by signature (:func:`signature`).
 COMPILED: CompiledCache[Any] = CompiledCache()
@@ -50,7 +53,7 @@ def compiled_init(
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
         init = placement.sharded(
-            functools.partial(rounds.init_carry, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
+            functools.partial(init_carry, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
             devices,
             (split if per_unit else whole, split),
         )
@@ -64,60 +67,51 @@ def compiled_init(
     return compiled, carry_shape, seconds
 
 
-def compiled_advance(
-    carry_shape, args, *, d: int, devices: tuple, per_unit: bool, path: Path | None = None, record_scores: bool = True
+def compiled_chunk(
+    carry_shape, args, *, d: int, devices: tuple, per_unit: bool, path: Choice | None = None, record_scores: bool = True
 ):
-    """``(advance, compile seconds)`` for a chunk of these shapes on ``path`` (default: the scan), compiled once
-    per signature and cached."""
-    path = Scan() if path is None else path
-    key = signature((carry_shape, args), "advance", d, devices, per_unit, path, record_scores)
+    """``(chunk, compile seconds)`` for a chunk of these shapes on ``path`` (default: the scan with its options
+    here), compiled once per signature and cached."""
+    path = path or Choice(BACKENDS["scan"], Scan())
+    key = signature((carry_shape, args), "chunk", d, devices, per_unit, path.backend.name, path.options, record_scores)
 
     def build():
-        program = advance_program(
+        program = chunk_program(
             carry_shape, args, d=d, devices=devices, per_unit=per_unit, path=path, record_scores=record_scores
         )
         with placement.precision(devices):
             lowered = program.lower(carry_shape, *args)
-        return lowered.compile(dict(path.compiler_options) or None)  # the path's options win
+        return lowered.compile(dict(path.options.compiler_options) or None)  # the path's options win
 
     return COMPILED.get_or_build(key, build)
 
 
-def advance_program(
+def chunk_program(
     carry_shape,
     args,
     *,
     d: int,
     devices: tuple,
     per_unit: bool,
-    path: Path,
+    path: Choice,
     record_scores: bool = True,
     platform: str | None = None,
 ):
-    """The jitted chunk of rounds that :func:`jcsol.run` compiles for ``path``, not yet lowered: ``(carry, *args)
-    -> (carry, scores)``, the carry donated. A :class:`jcsol.Kernel` path takes the chunk's number of rounds as the
-    last argument. ``platform`` (default: JAX's default backend) is the one the steps are written for, so that a
-    chunk can be lowered for a GPU on a machine without one."""
+    """The jitted chunk of rounds that :func:`jcsol.run` compiles on ``path``, not yet lowered: ``(carry, *args)
+    -> (carry, scores)``, the carry donated; a backend that takes its number of rounds
+    (:attr:`~jcsol.core.chunks.ChunkBackend.takes_rounds`) takes it as the last argument. ``platform`` (default:
+    JAX's default backend) is the one the steps are written for, so that a chunk can be lowered for a GPU on a
+    machine without one."""
     split, whole = PartitionSpec("runs"), PartitionSpec()
     hyper = split if per_unit else whole
     specs: tuple = (split, hyper, hyper, whole, split, split, split, whole)
-    impl: Callable
-    if isinstance(path, Kernel):
-        impl = functools.partial(advance_kernel, d=d, per_unit=per_unit, options=path, record_scores=record_scores)
+    if path.backend.takes_rounds:
         specs += (whole,)
-    else:
-        impl = functools.partial(
-            rounds.advance,
-            d=d,
-            per_unit=per_unit,
-            unroll=path.unroll,
-            platform=platform,
-            record_scores=record_scores,
-        )
-    advance = placement.sharded(impl, devices, specs)
+    impl = path.backend.chunk(path.options, d=d, per_unit=per_unit, record_scores=record_scores, platform=platform)
+    chunk = placement.sharded(impl, devices, specs)
     formats = layout.carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple), platform)
     return jax.jit(
-        advance,
+        chunk,
         donate_argnums=0,
         in_shardings=(formats, *(None,) * len(args)),
         out_shardings=(formats, None),
@@ -125,32 +119,65 @@ def advance_program(
     )
 
 
-def chunk_rows(rows, path: Path):
-    """Dense rows (a NumPy array) laid out as ``path``'s chunks read them, once, before they are placed: the
-    kernel's features padded to a power of 2 (:func:`jcsol.kernel.padded_rows`), the scan's as they are."""
-    return kernel.padded_rows(rows) if isinstance(path, Kernel) else rows
-
-
-def advance_kernel(
-    carry, learner, objective, data, n_pos, n_neg, idx, slots, n_rounds, *, d, per_unit, options, record_scores
-):
-    """:func:`jcsol.core.rounds.advance`'s chunk in one kernel (:func:`jcsol.kernel.advance`); the scores are
-    empty unless recorded."""
-    parts, scores = kernel.advance(
-        tuple(carry),
-        learner,
-        objective,
-        data,
-        n_pos,
-        n_neg,
-        idx,
-        slots,
-        n_rounds,
-        d=d,
-        per_unit=per_unit,
-        options=options,
-        record_scores=record_scores,
+def lowered_chunk(
+    learner,
+    objective=None,
+    *,
+    d: int = 9,
+    rounds: int = 50,
+    perms: int = 2,
+    curve_points: int = 3,
+    sparse_rows: bool = False,
+    path: Any = None,
+    platform: str = "gpu",
+    lowering_platform: str | None = "cuda",
+    dtype="float32",
+    costs: bool = False,
+    record_scores: bool = True,
+) -> jax.stages.Lowered:
+    """The chunk of rounds :func:`jcsol.run` would compile for ``learner`` on ``platform``, lowered for
+    ``lowering_platform`` on whatever machine this is (``None``: for this machine's own): an operation the
+    accelerator's compiler cannot lower fails here, not on the accelerator. ``path`` as :func:`jcsol.run` takes it
+    (default: the scan). Shapes only: a stream of ``rounds`` rows of ``d`` features (sparse rows of ``d`` entries
+    when ``sparse_rows``; with example costs when ``costs``), ``perms`` permutations, the learner's whole grid in
+    one block, its scores written when ``record_scores``; by default none of the sizes a power of 2, as a GPU
+    kernel's blocks must be (the kernel pads them)."""
+    objective = Sum() if objective is None else objective
+    dtype = np.dtype(dtype)
+    grid_shape, flat_learner, flat_objective = checks.flatten_grid(learner, objective, dtype)
+    n_grid = math.prod(grid_shape)
+    if not isinstance(path, Choice):
+        path = chunks.choose(
+            "scan" if path is None else path, learner, d=d, dtype=dtype, dense_rows=not sparse_rows, platform=platform
+        )
+    keys = jax.random.split(jax.random.key(0), perms)
+    carry_shape = jax.eval_shape(
+        functools.partial(init_carry, n_grid=n_grid, n_curve=curve_points, d=d, dtype=dtype),
+        flat_learner,
+        keys,
     )
-    if scores is None:
-        scores = jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
-    return rounds.Carry(*parts), scores
+    rows: Any = (
+        (jax.ShapeDtypeStruct((rounds, d), np.int32), jax.ShapeDtypeStruct((rounds, d), dtype))
+        if sparse_rows
+        else jax.ShapeDtypeStruct((rounds, path.backend.rows(np.zeros((1, d), dtype)).shape[1]), dtype)
+    )
+    counts = jax.ShapeDtypeStruct((perms,), np.int32)
+    column = jax.ShapeDtypeStruct((rounds,), dtype)
+    args: tuple = (
+        flat_learner,
+        flat_objective,
+        (rows, column, column if costs else None),
+        counts,
+        counts,
+        jax.ShapeDtypeStruct((perms, rounds), np.int32),
+        jax.ShapeDtypeStruct((rounds,), np.int32),
+    )
+    if path.backend.takes_rounds:
+        args += (jax.ShapeDtypeStruct((), np.int32),)
+    device, scores = jax.local_devices()[0], record_scores
+    program = chunk_program(
+        carry_shape, args, d=d, devices=(device,), per_unit=False, path=path, platform=platform, record_scores=scores
+    )
+    with placement.precision((device,) if platform == "cpu" else ()):
+        traced = program.trace(carry_shape, *args)
+        return traced.lower() if lowering_platform is None else traced.lower(lowering_platforms=(lowering_platform,))

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core.rounds import advance, advance_prefix
+from ..core.scan import scan_chunk, scan_prefix
 from ..distributed import Spread
 from . import files
 from .board import Board
@@ -113,8 +113,8 @@ def working_labels(y, rows):
 
 def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
     """The engine's rounds over a batch in every unit, the events in their order: all of them
-    (:func:`jcsol.core.rounds.advance`) when ``length`` is ``None``, else the first ``length`` of a padded batch
-    (:func:`jcsol.core.rounds.advance_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
+    (:func:`jcsol.core.scan.scan_chunk`) when ``length`` is ``None``, else the first ``length`` of a padded batch
+    (:func:`jcsol.core.scan.scan_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
     n = y.shape[0]
     units = jax.tree.leaves(carry)[0].shape[0]
     none = jnp.zeros(units, jnp.int32)
@@ -122,5 +122,5 @@ def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit
     slots = jnp.zeros(n, jnp.int32)
     args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
     if length is None:
-        return advance(*args, d=d, per_unit=per_unit)
-    return advance_prefix(*args, d=d, length=length, per_unit=per_unit)
+        return scan_chunk(*args, d=d, per_unit=per_unit)
+    return scan_prefix(*args, d=d, length=length, per_unit=per_unit)

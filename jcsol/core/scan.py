@@ -1,0 +1,186 @@
+"""The scan: a chunk of rounds as one ``lax.scan`` that XLA compiles, every run's round
+(:func:`jcsol.core.rounds.run_round`) vmapped inside, over units first and the unit's grid points second.
+
+Runs are laid out units first, grid points of the unit's block second: each round gathers one row per unit, shared
+by the block, and the batched products over (units, block, d) states need no transposes.
+
+The engine's chunks (:func:`scan_chunk`) and the live learner's and the estimator's batches (:func:`scan_prefix`, the
+first rounds of a batch padded to a compiled size) run here on every platform, and wherever no kernel covers the
+learner (:mod:`jcsol.core.chunks`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ..linalg import SparseVector, densify, in_rounds
+from ..metrics import FN, FP, TN, TP
+from .layout import configs_minor, minor_layout
+from .rounds import Carry, Tally, run_round
+
+
+def gather(data, i, weights=None):
+    """The examples of rows ``i`` (any shape of indices): ``(rows, labels, costs, weights)``, each with ``i``'s
+    axes first; sparse rows as ``(indices, values)``; costs and weights ``None`` where not given."""
+    rows, y, costs = data
+    taken = (rows[0][i], rows[1][i]) if isinstance(rows, tuple) else rows[i]
+    return taken, y[i], None if costs is None else costs[i], None if weights is None else weights[i]
+
+
+def as_vector(x, d: int, sparse_steps: bool):
+    """A gathered row: dense, or as a :class:`jcsol.linalg.SparseVector` for learners whose steps cost O(nnz)."""
+    if isinstance(x, tuple):
+        vector = SparseVector(*x)
+        return vector if sparse_steps else densify(vector, d)
+    return x
+
+
+#: The bytes of the rows :func:`scan_chunk` gathers at once, for every unit of a device: a block of rounds' rows
+#: read in one gather, whose loads overlap, where a round's own row read from a stream larger than the caches
+#: waits for memory at every round (µs a round then grew 1.6× from 50,000 to 400,000 rows of 123 features).
+GATHER_BYTES = 1 << 21
+GATHER_ROUNDS = 256
+
+
+def gathered_rounds(units: int, example_bytes: int, length: int) -> int:
+    """How many rounds' examples :func:`scan_chunk` gathers at once for ``units`` units: :data:`GATHER_ROUNDS`, fewer
+    for wide rows or many units (:data:`GATHER_BYTES`), never more than the chunk's ``length``."""
+    return max(1, min(GATHER_ROUNDS, length, GATHER_BYTES // max(1, units * example_bytes)))
+
+
+def example_bytes(data) -> int:
+    """The bytes of one example of ``data`` (``(rows, labels, costs)``, arrays or their shapes): its row, label and
+    cost."""
+    return sum(a.dtype.itemsize * math.prod(a.shape[1:]) for a in jax.tree.leaves(data))
+
+
+def scan_chunk(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos,
+    n_neg,
+    idx,
+    slots,
+    *,
+    d,
+    per_unit=False,
+    unroll: int = 1,
+    platform: str | None = None,
+    record_scores: bool = True,
+):
+    """Scans one chunk of rounds for every run: ``(carry, every round's pre-update score (units, grid, rounds))``.
+
+    ``data`` is ``(X, y, costs)``, ``costs`` ``None`` when the example cost is the class weight ``ρ_t``;
+    ``learner`` and ``objective`` hold each unit's hyperparameters when ``per_unit``, else the grid's, shared by
+    every unit (mapped over the units, shared hyperparameters would round some products differently with the
+    number of units a device holds, on some XLA versions). ``n_pos`` and ``n_neg`` are each unit's class totals
+    (``Sum(rho="offline")`` reads them), ``idx`` ``(units, rounds)`` the rows of each unit's rounds, ``slots`` each
+    round's curve point. ``unroll`` rounds make one iteration of the compiled scan; ``platform`` (default: JAX's
+    default backend) is the one the steps are written for (:func:`jcsol.linalg.in_rounds`). Without
+    ``record_scores`` the scores are ``(units, grid, 0)``: none is written.
+
+    The examples of a block of rounds (:func:`gathered_rounds`) are gathered at once, then scanned: the same
+    round, reading its row from the block.
+    """
+    every_run = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=platform)
+
+    def step(carry, inputs):
+        carry, score = every_run(carry, inputs)
+        return carry, score if record_scores else None
+
+    units, length = idx.shape
+    block = gathered_rounds(units, example_bytes(data), length)
+    n_blocks, rest = divmod(length, block)
+    platform = platform or jax.default_backend()
+
+    def rounds_of(carry, idx_t, slots_t):  # rounds of (rounds, units) rows, gathered at once, then scanned
+        with in_rounds(idx_t.shape[0] > 1, platform):  # XLA removes a loop of one round
+            return jax.lax.scan(step, carry, (gather(data, idx_t), slots_t), unroll=min(unroll, idx_t.shape[0]))
+
+    blocks_idx = idx[:, : n_blocks * block].T.reshape(n_blocks, block, units)
+    blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block)
+    parts = []  # the scores of the whole blocks (n_blocks, block, …), then of the rest (rest, …)
+    if n_blocks:
+        carry, scores = jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
+        parts.append(scores)
+    if rest:
+        carry, last = rounds_of(carry, idx[:, n_blocks * block :].T, slots[n_blocks * block :])
+        parts.append(last)
+    if not record_scores:
+        return carry, jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
+    scores = jnp.concatenate([p.reshape((-1,) + p.shape[-2:]) for p in parts])
+    return carry, jnp.moveaxis(scores, 0, -1)
+
+
+def scan_prefix(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos,
+    n_neg,
+    idx,
+    slots,
+    *,
+    d,
+    length,
+    per_unit=False,
+    weights=None,
+    report: str = "score",
+):
+    """:func:`scan_chunk` over the first ``length`` rounds of ``idx`` only (a traced scalar: the live learner's and
+    the estimator's batches padded to a compiled size), in a loop that stops there: the same round, so the same
+    bits as a scan of those rounds, and no round masked (a masked round would copy every run's state, O(d) where a
+    sparse step is O(nnz)). The values of the rounds after ``length`` are 0.
+
+    ``weights`` (optional, one per row, in the rows' dtype) multiply each row's ``ρ_t`` (the sample weights of
+    :class:`jcsol.sklearn.OnlineClassifier`); ``report`` names the field of the step's
+    :class:`jcsol.base.StepInfo` returned for every round (``"score"``, or ``"loss"``)."""
+    step = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=None, report=report)
+
+    def counted(t, both):
+        carry, scores = both
+        carry, score = step(carry, (gather(data, idx[:, t], weights), slots[t]))
+        return carry, scores.at[t].set(score)
+
+    units, n_grid = carry.counts.shape[:2]
+    zeros = jnp.zeros((idx.shape[1], units, n_grid), data[1].dtype)
+    with in_rounds(idx.shape[1] > 1, jax.default_backend()):
+        carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
+    return carry, jnp.moveaxis(scores, 0, -1)
+
+
+def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, report="score"):
+    """Every run's round, ``(carry, (the units' examples (:func:`gather`), curve slot)) -> (carry, (units, grid)
+    scores)``: or the step's ``report`` field in place of its score; an example's weight, if given, multiplies
+    its ``ρ_t``. The round is :func:`run_round`; the carry's curve point is written here."""
+
+    def round_(carry, learner, objective, example, slot, total_pos, total_neg):  # one run's round
+        x, label, example_cost, weight = example
+        example = (as_vector(x, d, learner.sparse_steps), label, example_cost, weight)
+        counts, cost = carry.counts, carry.mistake_cost
+        tally = Tally(counts[TP], counts[FN], counts[FP], counts[TN], cost[0], cost[1])
+        state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg)
+        counts = jnp.stack(tally[:4])
+        curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
+        return Carry(state, counts, curve, jnp.stack(tally[4:])), getattr(info, report)
+
+    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
+    hyper = 0 if per_unit else None
+    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
+
+    def step(carry, inputs):
+        examples, slot = inputs
+        laid_out = functools.partial(
+            configs_minor, minor=minor_layout(learner, isinstance(examples[0], tuple), platform)
+        )
+        carry, score = every_run(laid_out(carry), learner, objective, examples, slot, n_pos, n_neg)
+        return laid_out(carry), score
+
+    return step

@@ -1,0 +1,295 @@
+"""The GPU kernel: a chunk of rounds of every run as one Pallas kernel on Pallas' Triton backend (the chunk backend
+``"kernel"`` of :mod:`jcsol.core.chunks`, its options :class:`jcsol.Kernel`).
+
+On a GPU, XLA runs the body of a ``lax.scan`` as a few kernels launched from the host at every round, which costs
+more than a first-order round's arithmetic. Here one kernel runs a whole chunk. The engine's runs are *units* (a
+permutation and its block of grid points) times the unit's grid points; the kernel's programs form a grid over
+(units, blocks of :attr:`jcsol.Kernel.block` grid points). A program loads its runs' states — ``(block, d)``
+vectors and ``(block,)`` scalars — once, loops over the chunk's rounds, and writes them back once: every round it
+reads the unit's row index, the row, its label and its cost. The loop takes the rounds in groups of
+:attr:`jcsol.Kernel.unroll`, the next group's rows being loaded while the current group updates. The number of
+rounds is an argument, so one compiled kernel serves every chunk of a run, the last, shorter one included.
+
+Grid points and features are padded to powers of 2 (Triton's blocks): a padded grid point repeats the last
+point's hyperparameters and is dropped; padded features are 0 in every row, so they change no state and no
+score. The rows are padded once, where the engine places them (:func:`padded_rows`), not by each chunk: a chunk
+that padded them would copy the whole stream at every call.
+
+A round is the engine's own, :func:`jcsol.core.rounds.run_round` (traced under :func:`jcsol.linalg.in_gpu_kernel`,
+for every run of the block at once); this module supplies only how rows and states are laid out and looped
+over. A row's inner products are summed in another order than XLA's dot, so the states agree with the scan's to
+float32 rounding, and a round whose score lies within that rounding of 0 can be counted on the other side.
+
+Pallas' Triton backend is deprecated from JAX 0.11.0 on (Mosaic GPU is its successor); it is imported only when a
+kernel is built, and :func:`unavailable` says why a JAX cannot build one, so that ``path="auto"`` takes the scan.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import warnings
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..linalg import in_gpu_kernel
+from ..paths import Kernel
+from .rounds import Tally, run_round
+
+_PALLAS_TRITON = "jax.experimental.pallas.triton"
+
+
+def unavailable() -> str | None:
+    """Why this JAX cannot build the kernel (Pallas' Triton backend does not import), or ``None``."""
+    try:
+        _pallas_triton()
+    except Exception as err:  # an ImportError, or whatever a later JAX raises on import
+        return f"Pallas' Triton backend ({_PALLAS_TRITON}) does not import in JAX {jax.__version__}: {err}"
+    return None
+
+
+@functools.cache
+def _pallas_triton():
+    with warnings.catch_warnings():  # deprecated from JAX 0.11.0: said once, in unavailable()'s reasons, not here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module(_PALLAS_TRITON)
+
+
+def refusal(learner, state: Callable[[], Any], *, d: int, dense_rows: bool) -> str | None:
+    """Why the kernel does not run ``learner``, or ``None`` (``state()``: the shapes of one run's state, asked for
+    only of a learner whose ``kernel_steps`` is true): it runs dense rows held in memory, and learners whose
+    ``kernel_steps`` is true with states of vectors of length ``d`` and scalars."""
+    if not dense_rows:
+        return "the kernel runs dense rows held in memory; these are sparse rows or a row store"
+    if not learner.kernel_steps:
+        return f"{learner.name}'s step is not written for the kernel (its kernel_steps is False)"
+    for leaf in jax.tree.leaves(state()):
+        if leaf.shape not in ((), (d,)):
+            return (
+                f"the kernel holds states of vectors of length d={d} and scalars, but a leaf of {learner.name}'s "
+                f"state has shape {leaf.shape}"
+            )
+    return None
+
+
+def padded(n: int) -> int:
+    """The power of 2 at or above ``n``."""
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def padded_rows(rows):
+    """Dense rows ``(n, d)`` (a NumPy array) as :func:`kernel_chunk` reads them: features padded with zeros to the
+    power of 2 at or above ``d``."""
+    d = rows.shape[1]
+    return rows if padded(d) == d else np.pad(rows, ((0, 0), (0, padded(d) - d)))
+
+
+class _Stream(NamedTuple):
+    """What every program reads: the chunk's rounds, the rows and the runs' hyperparameters."""
+
+    n_rounds: Any  # (1,) int32
+    idx: Any  # (units, L) rows of the rounds
+    slots: Any  # (L,) curve points
+    rows: Any  # (n, padded d)
+    labels: Any  # (n,)
+    costs: Any  # (n,), or None: the class weight ρ_t
+    n_pos: Any  # (units,) class totals
+    n_neg: Any
+    hyper: list  # the leaves of (learner, objective), (units, padded grid)
+
+
+class _Runs(NamedTuple):
+    """What a program carries through the chunk and writes back: its input and output are one buffer."""
+
+    state: list  # the state's leaves, (units, padded grid[, padded d])
+    counts: Any  # (units, 4, padded grid): tp, fn, fp, tn
+    curve: Any  # (units, K, 4, padded grid), or None without curve points
+    mistake_cost: Any  # (units, 2, padded grid): Tally's cost and lost
+
+
+def kernel_chunk(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos: jax.Array,
+    n_neg: jax.Array,
+    idx: jax.Array,
+    slots: jax.Array,
+    n_rounds: jax.Array,
+    *,
+    d: int,
+    per_unit: bool,
+    options: Kernel,
+    record_scores: bool,
+):
+    """The first ``n_rounds`` rounds of ``idx`` for every run, in one kernel: ``(carry, scores)``, as
+    :func:`jcsol.core.scan.scan_chunk` returns them.
+
+    ``carry`` is a :class:`jcsol.core.rounds.Carry`, every leaf's leading axes (units, grid points), as the engine
+    carries it; ``learner`` and ``objective`` hold the grid's hyperparameters, each unit's own when ``per_unit``;
+    ``data`` is ``(X, y, costs)`` with dense ``X`` of :func:`padded_rows` (``costs`` ``None``: the class weight
+    ``ρ_t``); ``idx`` ``(units, L)`` the rows of the chunk's rounds, ``slots`` ``(L,)`` their curve points. The
+    scores are every run's pre-update scores ``(units, grid points, L)`` when ``record_scores`` (rounds past
+    ``n_rounds`` undefined), else ``(units, grid points, 0)``.
+    """
+    pallas_triton = _pallas_triton()
+    from jax.experimental import pallas as pl
+
+    rows, y, costs = data
+    units, n_grid = carry.counts.shape[:2]
+    length, n_curve = idx.shape[1], carry.curve.shape[2]
+    gp, dp = padded(n_grid), padded(d)
+    block = min(options.block or gp, gp)
+    if rows.shape[1] != dp:
+        raise ValueError(f"the kernel reads rows of {dp} features (padded_rows), got {rows.shape[1]} for d={d}")
+
+    def grid_padded(a):  # (units, n_grid, …) → (units, gp, …), the last grid point repeated
+        extra = jnp.repeat(a[:, -1:], gp - n_grid, axis=1)
+        return jnp.concatenate([a, extra], axis=1) if gp > n_grid else a
+
+    def features_padded(a):  # (…, d) → (…, dp), zeros
+        return jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, dp - d)]) if dp > d else a
+
+    hyper, hyper_def = jax.tree.flatten((learner, objective))
+    state, state_def = jax.tree.flatten(carry.state)
+    stream = _Stream(
+        n_rounds=jnp.reshape(n_rounds, (1,)).astype(jnp.int32),
+        idx=idx,
+        slots=slots,
+        rows=rows,
+        labels=y,
+        costs=costs,
+        n_pos=n_pos,
+        n_neg=n_neg,
+        hyper=[grid_padded(a if per_unit else jnp.broadcast_to(a, (units, n_grid))) for a in hyper],
+    )
+    runs = _Runs(
+        state=[grid_padded(features_padded(a) if a.ndim == 3 else a) for a in state],
+        counts=jnp.moveaxis(grid_padded(carry.counts), 1, 2),
+        curve=jnp.moveaxis(grid_padded(carry.curve), 1, 3) if n_curve else None,
+        mistake_cost=jnp.moveaxis(grid_padded(carry.mistake_cost), 1, 2),
+    )
+
+    def whole(a):
+        return pl.BlockSpec(a.shape, lambda u, j: (0,) * a.ndim)
+
+    def of_unit(a):
+        return pl.BlockSpec((1, *a.shape[1:]), lambda u, j: (u,) + (0,) * (a.ndim - 1))
+
+    def of_runs(a, axis: int):  # the unit's block of grid points, on ``axis``
+        shape = (1, *a.shape[1:axis], block, *a.shape[axis + 1 :])
+        return pl.BlockSpec(shape, lambda u, j: (u,) + (0,) * (axis - 1) + (j,) + (0,) * (a.ndim - axis - 1))
+
+    stream_specs = _Stream(
+        n_rounds=whole(stream.n_rounds),
+        idx=of_unit(idx),
+        slots=whole(slots),
+        rows=whole(rows),
+        labels=whole(y),
+        costs=None if costs is None else whole(costs),
+        n_pos=of_unit(n_pos),
+        n_neg=of_unit(n_neg),
+        hyper=[of_runs(a, 1) for a in stream.hyper],
+    )
+    runs_specs = _Runs(
+        state=[of_runs(a, 1) for a in runs.state],
+        counts=of_runs(runs.counts, 2),
+        curve=None if runs.curve is None else of_runs(runs.curve, 3),
+        mistake_cost=of_runs(runs.mistake_cost, 2),
+    )
+    scores_shape = jax.ShapeDtypeStruct((units, length, gp), y.dtype)
+    runs_shape = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), runs)
+
+    def kernel(stream_in, runs_in, runs_out, scores_out):
+        del runs_in  # read through runs_out: the input and output of a run's carry are one buffer
+        n = stream_in.n_rounds[0]
+        learner_b, objective_b = jax.tree.unflatten(hyper_def, [r[0] for r in stream_in.hyper])
+
+        def fetch(i):  # row i's example: (x, y_t, c_t or None, no weight)
+            return stream_in.rows[i, :], stream_in.labels[i], None if costs is None else stream_in.costs[i], None
+
+        def one_run(learner, objective, state, tally, example):
+            return run_round(learner, objective, state, tally, example, stream_in.n_pos[0], stream_in.n_neg[0])
+
+        every_run = jax.vmap(one_run, in_axes=(0, 0, 0, 0, None))
+
+        def one_round(t, carried, example):
+            state, tally = carried
+            state, tally, info = every_run(learner_b, objective_b, state, tally, example)
+            if scores_out is not None:
+                scores_out[0, t, :] = info.score
+            if runs_out.curve is not None:
+                slot = stream_in.slots[t]
+                for k, count in enumerate(tally[:4]):
+                    runs_out.curve[0, slot, k, :] = count
+            return state, tally
+
+        def index(t):  # the row of round t, the last round's past the chunk
+            return stream_in.idx[0, jnp.minimum(t, n - 1)]
+
+        def groups(size: int, offset):
+            """The loop over groups of ``size`` rounds from round ``offset``: each group's rows were loaded during
+            the group before, its following group's indices during the one before that."""
+
+            def group(g, loop):
+                carried, examples, following = loop
+                t0 = offset + g * size
+                next_examples = tuple(fetch(i) for i in following)
+                after = tuple(index(t0 + 2 * size + j) for j in range(size))
+                for j, example in enumerate(examples):
+                    carried = one_round(t0 + j, carried, example)
+                return carried, next_examples, after
+
+            def first(carried):
+                examples = tuple(fetch(index(offset + j)) for j in range(size))
+                return carried, examples, tuple(index(offset + size + j) for j in range(size))
+
+            return group, first
+
+        counts, cost = runs_out.counts, runs_out.mistake_cost
+        start = (
+            jax.tree.unflatten(state_def, [r[0] for r in runs_out.state]),
+            Tally(counts[0, 0, :], counts[0, 1, :], counts[0, 2, :], counts[0, 3, :], cost[0, 0, :], cost[0, 1, :]),
+        )
+        size = options.unroll
+        with in_gpu_kernel():
+            group, first = groups(size, 0)
+            carried, _, _ = jax.lax.fori_loop(0, n // size, group, first(start))
+            if size > 1:  # the last n mod size rounds, one a group
+                group, first = groups(1, n // size * size)
+                carried, _, _ = jax.lax.fori_loop(0, n % size, group, first(carried))
+        state, tally = carried
+        for ref, a in zip(runs_out.state, jax.tree.leaves(state)):
+            ref[0] = a
+        for k in range(4):
+            counts[0, k, :] = tally[k]
+        cost[0, 0, :], cost[0, 1, :] = tally.cost, tally.lost
+
+    n_stream = len(jax.tree.leaves(stream))
+    interpret = options.interpret if options.interpret is not None else jax.default_backend() != "gpu"
+    out_runs, scores = pl.pallas_call(
+        kernel,
+        out_shape=(runs_shape, scores_shape if record_scores else None),
+        grid=(units, gp // block),
+        in_specs=(stream_specs, runs_specs),
+        out_specs=(runs_specs, of_runs(scores_shape, 2) if record_scores else None),
+        input_output_aliases={n_stream + k: k for k in range(len(jax.tree.leaves(runs)))},
+        compiler_params=pallas_triton.CompilerParams(num_warps=options.num_warps, num_stages=options.num_stages),
+        interpret=interpret,
+        name=f"jcsol_{learner.name.replace('-', '_')}_rounds",
+    )(stream, runs)
+
+    state = [a[:, :n_grid, :d] if a.ndim == 3 else a[:, :n_grid] for a in out_runs.state]
+    counts = jnp.moveaxis(out_runs.counts, 2, 1)[:, :n_grid]
+    curve = jnp.moveaxis(out_runs.curve, 3, 1)[:, :n_grid] if n_curve else carry.curve
+    mistake_cost = jnp.moveaxis(out_runs.mistake_cost, 2, 1)[:, :n_grid]
+    if record_scores:
+        scores = jnp.moveaxis(scores, 1, 2)[:, :n_grid]
+    else:
+        scores = jnp.zeros((units, n_grid, 0), y.dtype)
+    return type(carry)(jax.tree.unflatten(state_def, state), counts, curve, mistake_cost), scores
