@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 
 from ..linalg import SparseVector, densify, in_rounds
-from ..metrics import FN, FP, TN, TP
 from .layout import configs_minor, minor_layout
 from .rounds import Carry, Tally, run_round
 
@@ -164,12 +163,10 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
     def round_(carry, learner, objective, example, slot, total_pos, total_neg):  # one run's round
         x, label, example_cost, weight = example
         example = (as_vector(x, d, learner.sparse_steps), label, example_cost, weight)
-        counts, cost = carry.counts, carry.mistake_cost
-        tally = Tally(counts[TP], counts[FN], counts[FP], counts[TN], cost[0], cost[1])
+        tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1])
         state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg)
-        counts = jnp.stack(tally[:4])
-        curve = carry.curve.at[slot].set(counts) if carry.curve.shape[0] else carry.curve
-        return Carry(state, counts, curve, jnp.stack(tally[4:])), getattr(info, report)
+        curve = carry.curve.at[slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
+        return Carry(state, tally.counts, curve, jnp.stack([tally.cost, tally.lost])), getattr(info, report)
 
     over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None

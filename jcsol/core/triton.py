@@ -106,8 +106,8 @@ class _Runs(NamedTuple):
     """What a program carries through the chunk and writes back: its input and output are one buffer."""
 
     state: list  # the state's leaves, (units, padded grid[, padded d])
-    counts: Any  # (units, 4, padded grid): tp, fn, fp, tn
-    curve: Any  # (units, K, 4, padded grid), or None without curve points
+    counts: Any  # (units, padded grid, 4): tp, fn, fp, tn
+    curve: Any  # (units, K, padded grid, 4), or None without curve points
     mistake_cost: Any  # (units, 2, padded grid): Tally's cost and lost
 
 
@@ -170,8 +170,8 @@ def kernel_chunk(
     )
     runs = _Runs(
         state=[grid_padded(features_padded(a) if a.ndim == 3 else a) for a in state],
-        counts=jnp.moveaxis(grid_padded(carry.counts), 1, 2),
-        curve=jnp.moveaxis(grid_padded(carry.curve), 1, 3) if n_curve else None,
+        counts=grid_padded(carry.counts),
+        curve=jnp.moveaxis(grid_padded(carry.curve), 1, 2) if n_curve else None,
         mistake_cost=jnp.moveaxis(grid_padded(carry.mistake_cost), 1, 2),
     )
 
@@ -198,8 +198,8 @@ def kernel_chunk(
     )
     runs_specs = _Runs(
         state=[of_runs(a, 1) for a in runs.state],
-        counts=of_runs(runs.counts, 2),
-        curve=None if runs.curve is None else of_runs(runs.curve, 3),
+        counts=of_runs(runs.counts, 1),
+        curve=None if runs.curve is None else of_runs(runs.curve, 2),
         mistake_cost=of_runs(runs.mistake_cost, 2),
     )
     scores_shape = jax.ShapeDtypeStruct((units, length, gp), y.dtype)
@@ -224,9 +224,7 @@ def kernel_chunk(
             if scores_out is not None:
                 scores_out[0, t, :] = info.score
             if runs_out.curve is not None:
-                slot = stream_in.slots[t]
-                for k, count in enumerate(tally[:4]):
-                    runs_out.curve[0, slot, k, :] = count
+                runs_out.curve[0, stream_in.slots[t], :, :] = tally.counts
             return state, tally
 
         def index(t):  # the row of round t, the last round's past the chunk
@@ -251,10 +249,10 @@ def kernel_chunk(
 
             return group, first
 
-        counts, cost = runs_out.counts, runs_out.mistake_cost
+        cost = runs_out.mistake_cost
         start = (
             jax.tree.unflatten(state_def, [r[0] for r in runs_out.state]),
-            Tally(counts[0, 0, :], counts[0, 1, :], counts[0, 2, :], counts[0, 3, :], cost[0, 0, :], cost[0, 1, :]),
+            Tally(runs_out.counts[0], cost[0, 0, :], cost[0, 1, :]),
         )
         size = options.unroll
         with in_gpu_kernel():
@@ -266,8 +264,7 @@ def kernel_chunk(
         state, tally = carried
         for ref, a in zip(runs_out.state, jax.tree.leaves(state)):
             ref[0] = a
-        for k in range(4):
-            counts[0, k, :] = tally[k]
+        runs_out.counts[0] = tally.counts
         cost[0, 0, :], cost[0, 1, :] = tally.cost, tally.lost
 
     n_stream = len(jax.tree.leaves(stream))
@@ -285,8 +282,8 @@ def kernel_chunk(
     )(stream, runs)
 
     state = [a[:, :n_grid, :d] if a.ndim == 3 else a[:, :n_grid] for a in out_runs.state]
-    counts = jnp.moveaxis(out_runs.counts, 2, 1)[:, :n_grid]
-    curve = jnp.moveaxis(out_runs.curve, 3, 1)[:, :n_grid] if n_curve else carry.curve
+    counts = out_runs.counts[:, :n_grid]
+    curve = jnp.moveaxis(out_runs.curve, 2, 1)[:, :n_grid] if n_curve else carry.curve
     mistake_cost = jnp.moveaxis(out_runs.mistake_cost, 2, 1)[:, :n_grid]
     if record_scores:
         scores = jnp.moveaxis(scores, 1, 2)[:, :n_grid]
