@@ -42,6 +42,7 @@ from .algorithms.optax_learner import OptaxCOG
 from .algorithms.sacog import SACOG, SSACOG
 from .base import Example, Learner, StepInfo
 from .catalog import learners
+from .checked import Stream
 from .devices import use_cpu_cores
 from .engine import ChunkDone, run
 from .features import TableEncoder
@@ -103,6 +104,7 @@ __all__ = [
     "paired",
     "decades",
     "SparseRows",
+    "Stream",
     "TableEncoder",
     "Live",
     "live",

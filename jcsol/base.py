@@ -336,19 +336,33 @@ def covariance_row_scales(dtype: Any) -> tuple[float, float]:
     return lo, float(1 / np.sqrt(np.finfo(dtype).eps))
 
 
-def beyond_row_scales(learner: Learner, values: np.ndarray, dtype: Any) -> str | None:
-    """What to tell a user whose rows ``values`` (dense rows, or the padded ``values`` of sparse ones) have
-    their largest entry outside ``learner.row_scales`` in ``dtype`` — the count, the first such row and what to
-    do — or ``None`` when every non-zero row is within it. Rows of zeros are not beyond any scale."""
-    if values.size == 0:
-        return None
-    block = max(1, 2**24 // values.shape[1])  # rows at a time: no copy of a large X
-    tops, widest = [], 1  # each row's largest |entry|; the most non-zero entries of a row
+def row_extents(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's largest |entry| and the most non-zero entries of a row (at least 1), of dense rows or the padded
+    ``values`` of sparse ones: what :func:`beyond_row_scales` compares with a learner's range."""
+    block = max(1, 2**24 // max(1, values.shape[1]))  # rows at a time: no copy of a large X
+    tops, widest = [], 1
     for i in range(0, len(values), block):
         part = values[i : i + block]
         tops.append(np.maximum(part.max(axis=1), -part.min(axis=1)))
         widest = max(widest, int(np.count_nonzero(part, axis=1).max()))
-    top = np.concatenate(tops)
+    return (np.concatenate(tops) if tops else np.zeros(0, values.dtype)), widest
+
+
+def beyond_row_scales(
+    learner: Learner, values: np.ndarray | None, dtype: Any, extents: tuple[np.ndarray, int] | None = None
+) -> str | None:
+    """What to tell a user whose rows ``values`` (dense rows, or the padded ``values`` of sparse ones; or their
+    :func:`row_extents`, given as ``extents``) have their largest entry outside ``learner.row_scales`` in
+    ``dtype`` — the count, the first such row and what to do — or ``None`` when every non-zero row is within it.
+    Rows of zeros are not beyond any scale."""
+    if extents is None:
+        assert values is not None
+        if values.size == 0:
+            return None
+        extents = row_extents(values)
+    top, widest = extents
+    if top.size == 0:
+        return None
     lo, hi = learner.row_scales(widest, dtype)
     outside = (top > hi) | ((top > 0) & (top < lo))
     if not outside.any():

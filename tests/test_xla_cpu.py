@@ -176,7 +176,7 @@ jax.jit(lambda x, w: x @ w)(jnp.ones((16, 24)), jnp.ones((24, 8)))  # last: anot
 def test_jcsols_programs_are_compiled_with_its_options(tmp_path):
     _child(JCSOL_PROGRAMS, XLA_FLAGS=f"--xla_dump_to={tmp_path}", JCSOL_CPU_DEVICES="1")
     debug = {p.name.split(".")[1]: p.read_text() for p in sorted(Path(tmp_path).glob("*.debug_options"))}
-    ours = ["jit__draw_permutations", "jit_init_carry", "jit_scan_chunk", "jit__learn", "jit__predict"]
+    ours = ["jit__shuffle_keys", "jit_init_carry", "jit_scan_chunk", "jit__learn", "jit__predict"]
     assert set(ours) <= set(debug), sorted(debug)
     for name in ours:
         assert ('xla_cpu_max_isa: "AVX"' in debug[name]) is X86, (name, debug[name])

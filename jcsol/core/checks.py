@@ -65,10 +65,23 @@ def check_memory(learner: Learner, d: int, n_runs: int, dtype, extra_bytes: int 
     round), and the result's copy on the host; plus ``extra_bytes`` for the whole call (the rows on the device,
     the curve, the recorded scores). ``tests/test_hostile_api.py`` checks the estimate against the peak that
     XLA's compiled memory analysis gives for several learners."""
-    shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
-    per_run = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
+    per_run = state_bytes(learner, d, dtype)
     what = f"{learner.name} with d={d} needs {per_run / 2.0**30:.2f} GiB of state per run; {n_runs} runs need "
     require_memory(3 * per_run * n_runs + int(extra_bytes), what, learner.too_large_hint())
+
+
+def state_bytes(learner: Learner, d: int, dtype) -> int:
+    """The bytes of one run's state of ``learner`` over ``d`` features in ``dtype``: traced once per learner type,
+    static options, hyperparameter shapes, ``d`` and ``dtype``."""
+    leaves, treedef = jax.tree.flatten(learner)
+    key = (treedef, tuple(np.shape(leaf) for leaf in leaves), d, np.dtype(dtype).name)
+    if key not in _STATE_BYTES:
+        shapes = jax.eval_shape(lambda: learner.init(d, jax.random.key(0), dtype))
+        _STATE_BYTES[key] = sum(math.prod(s.shape) * s.dtype.itemsize for s in jax.tree.leaves(shapes))
+    return _STATE_BYTES[key]
+
+
+_STATE_BYTES: dict[tuple, int] = {}
 
 
 def require_memory(need: int, what: str, hint: str) -> None:

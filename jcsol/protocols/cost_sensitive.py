@@ -23,6 +23,8 @@ from numpy.typing import ArrayLike
 from .. import algorithms, metrics
 from ..algorithms.acog import ACOG
 from ..base import Learner
+from ..checked import Stream
+from ..datasets.rowstore import RowStore
 from ..engine import run
 from ..grids import decades
 from ..grids import grid as product_grid
@@ -69,6 +71,22 @@ def default_grid(learner: Learner) -> dict[str, np.ndarray]:
     """
     name = learner.step_size
     return {name: decades()} if name else {}
+
+
+def on_stream(X, y, run_kwargs: dict[str, Any]) -> tuple[Any, None, dict[str, Any]]:
+    """``(X, y, run_kwargs)`` for a protocol's calls of :func:`jcsol.run`: rows in memory as one
+    :class:`jcsol.Stream` (with the ``costs`` and ``dtype`` of ``run_kwargs``), checked and placed once for all the
+    protocol's calls; a stream or a row store as given."""
+    if isinstance(X, (Stream, RowStore)):
+        return X, y, run_kwargs
+    kwargs = dict(run_kwargs)
+    stream = Stream(X, y, kwargs.pop("costs", None), dtype=kwargs.pop("dtype", None))
+    return stream, None, kwargs
+
+
+def labels_of(X, y) -> np.ndarray:
+    """The labels of a protocol's stream: a :class:`jcsol.Stream`'s own, else ``y``."""
+    return X.y if isinstance(X, Stream) else np.asarray(y)
 
 
 def protocol_run(learner: Learner, X, y, **kwargs: Any) -> Result:
@@ -170,7 +188,7 @@ class Selection:
 def select_and_rerun(
     learner: Learner,
     X,
-    y,
+    y=None,
     *,
     grid: Mapping[str, ArrayLike] | None = None,
     measure: str | None = None,
@@ -195,7 +213,8 @@ def select_and_rerun(
         learner: a learner; with scalar hyperparameters, ``grid`` (default :func:`default_grid`: its step size
             η, λ or C over ``{1e-5, …, 1e5}``) makes it a product grid; a learner that already holds arrays is
             used as its own grid.
-        X, y: the stream.
+        X, y: the stream (``y`` none with a :class:`jcsol.Stream` as ``X``); rows in memory are checked and
+            placed once for both calls (:class:`jcsol.Stream`).
         grid: ``{name: values}`` of the axes to select, ``{}`` for none.
         measure: the selection measure (default: *sum*, or *cost* under :class:`jcsol.Cost`).
         perms, objective, key, run_kwargs: as for :func:`jcsol.run`.
@@ -209,6 +228,7 @@ def select_and_rerun(
     """
     measure = metrics.check_measure(measure or _default_measure(objective))
     learner_grid, axes = _with_grid(learner, grid)
+    X, y, run_kwargs = on_stream(X, y, run_kwargs)
     if not axes:
         res = protocol_run(
             learner, X, y, perms=perms, objective=objective, key=key, curve_points=curve_points, **run_kwargs
@@ -309,7 +329,7 @@ class CrossValidation:
 def cross_validate(
     learner: Learner,
     X,
-    y,
+    y=None,
     *,
     folds: int = 5,
     repeats: int = 1,
@@ -342,14 +362,15 @@ def cross_validate(
         A :class:`CrossValidation`; ``.held_out()`` is the per-fold held-out measure, ``.setting`` the choices.
     """
     metrics.check_measure(measure)
-    y_arr = np.asarray(y)
+    X, y, run_kwargs = on_stream(X, y, run_kwargs)
+    y_arr = labels_of(X, y)
     splits = cv_splits(y_arr, folds, repeats, _numpy_rng(key), stratify=stratify)
     learner_grid, _ = _with_grid(learner, grid)
     tests = np.zeros((len(splits.train), len(y_arr)), bool)  # (P, n) the held-out rows of each run
     for p, (rows, held_out) in enumerate(zip(splits.test, splits.test_mask)):
         tests[p, rows[held_out]] = True
     train = protocol_run(learner_grid, X, y, perms=splits.train, objective=objective, key=key, **run_kwargs)
-    scores = train.score(X)  # grid + (P, n)
+    scores = train.score(X.X if isinstance(X, Stream) else X)  # grid + (P, n)
     pred = scores >= 0
     label = (y_arr > 0)[None, :]
     cells = [(pred & label), (~pred & label), (pred & ~label), (~pred & ~label)]  # TP, FN, FP, TN
