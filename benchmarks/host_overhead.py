@@ -44,8 +44,8 @@ def main() -> None:
         learner = jcsol.by_name(name, eta=jcsol.decades())
         for label, data in (("arrays", (X, y)), ("Stream", (stream,))):
             calls = {
-                "run": lambda data=data: [jcsol.run(learner, *data, perms=20)],
-                "select": lambda data=data: _selection(jcsol.by_name(name), data),
+                "run": lambda data=data, learner=learner: [jcsol.run(learner, *data, perms=20)],
+                "select": lambda data=data, name=name: _selection(jcsol.by_name(name), data),
             }
             for call, once in calls.items():
                 once()  # compiled, the orders drawn

@@ -96,7 +96,7 @@ def compile_options(
         return {}
     flags = environ.get("XLA_FLAGS", "")
     options = {}
-    if _x86(machine) and MAX_ISA not in flags:
+    if is_x86(machine) and MAX_ISA not in flags:
         options[MAX_ISA] = "AVX"
     if LIBRARY_FUSIONS not in flags and _knows_library_fusions(jaxlib_version):
         options[LIBRARY_FUSIONS] = ""
@@ -139,7 +139,7 @@ def add_loop_flag(environ, machine: str | None = None, started: bool = False) ->
             "use_loop_kernels() must be called before JAX runs any computation in this process "
             "(XLA read its loop limit when JAX started)"
         )
-    if not _x86(machine):
+    if not is_x86(machine):
         raise RuntimeError(
             f"loop kernels need an x86-64 CPU (this one is {machine or platform.machine()!r}): elsewhere XLA has no "
             "instruction set without FMA, and one kernel per loop would round differently in each loop"
@@ -169,7 +169,9 @@ def asks_for_loop_kernels(flags: str) -> bool:
     return found is not None and int(found.group(1)) >= 2**31
 
 
-def _x86(machine: str | None) -> bool:
+def is_x86(machine: str | None = None) -> bool:
+    """Whether ``machine`` (default: this one) is x86-64, where jcsol's programs can keep AVX and loop kernels
+    are offered."""
     return (machine if machine is not None else platform.machine()).lower() in _X86
 
 
