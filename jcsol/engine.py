@@ -6,7 +6,7 @@ protocol at once — every point of the hyperparameter grid times every permutat
 and one block of consecutive grid points (the whole grid unless ``grid_blocks`` cuts it), and the units are
 split over the local devices, or over the devices of every process of a distributed run
 (:mod:`jcsol.distributed`). Rows are gathered by index, a block of rounds at a time (``X[idx[t:t + b]]``,
-:func:`jcsol.core.rounds.advance`): no permuted copy of ``X`` is ever made. ``X`` is placed once, on every device
+:func:`jcsol.core.scan.scan_chunk`): no permuted copy of ``X`` is ever made. ``X`` is placed once, on every device
 where the compiled chunks read it, so that no chunk copies it. Confusion counts are carried through the scan and
 online curves are sampled at ``curve_points`` rounds, so memory does not grow with the length of the stream times
 the number of runs.
@@ -534,7 +534,7 @@ def _check_run_memory(
     )
     stream_bytes = rows_bytes + 2 * length * itemsize + 16 * n_units * length  # rows, labels, costs, orders
 
-    # the examples each device gathers at once (rounds.advance), for its units
+    # the examples each device gathers at once (core.scan.scan_chunk), for its units
     def shape(*dims, of=dtype):
         return jax.ShapeDtypeStruct((1, *dims), of)
 

@@ -170,7 +170,7 @@ def _automatic(learner, state, *, d, dense_rows, platform, probe) -> Choice:
         warnings.warn(
             f'path="auto" runs {learner.name} on the scan, not on the {backend.name} backend: {why}',
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=5,  # jcsol.run's caller
         )
     return Choice(BACKENDS["scan"], BACKENDS["scan"].default_options(platform))
 

@@ -206,7 +206,8 @@ def kernel_chunk(
     runs_shape = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), runs)
 
     def kernel(stream_in, runs_in, runs_out, scores_out):
-        del runs_in  # read through runs_out: the input and output of a run's carry are one buffer
+        # the carry is read from its input and written to its output (one buffer); the curve's points are written
+        # in place, the others kept
         n = stream_in.n_rounds[0]
         learner_b, objective_b = jax.tree.unflatten(hyper_def, [r[0] for r in stream_in.hyper])
 
@@ -249,10 +250,10 @@ def kernel_chunk(
 
             return group, first
 
-        cost = runs_out.mistake_cost
+        cost = runs_in.mistake_cost
         start = (
-            jax.tree.unflatten(state_def, [r[0] for r in runs_out.state]),
-            Tally(runs_out.counts[0], cost[0, 0, :], cost[0, 1, :]),
+            jax.tree.unflatten(state_def, [r[0] for r in runs_in.state]),
+            Tally(runs_in.counts[0], cost[0, 0, :], cost[0, 1, :]),
         )
         size = options.unroll
         with in_gpu_kernel():
@@ -265,7 +266,7 @@ def kernel_chunk(
         for ref, a in zip(runs_out.state, jax.tree.leaves(state)):
             ref[0] = a
         runs_out.counts[0] = tally.counts
-        cost[0, 0, :], cost[0, 1, :] = tally.cost, tally.lost
+        runs_out.mistake_cost[0, 0, :], runs_out.mistake_cost[0, 1, :] = tally.cost, tally.lost
 
     n_stream = len(jax.tree.leaves(stream))
     interpret = options.interpret if options.interpret is not None else jax.default_backend() != "gpu"
