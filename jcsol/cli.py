@@ -353,13 +353,13 @@ def _run(args: argparse.Namespace) -> str:
     record_scores = any(metrics.of_scores(m) for m in args.measures or ())
     rows: dict[str, Result] = {}
     chosen: dict[str, dict[str, float]] = {}
+    stream = jcsol.Stream(X, y)  # checked and placed once for every learner's calls
     for name, (learner, usable) in learners.items():
         started = time.perf_counter()
         if args.all:
             res = jcsol.run(
                 jcsol.grid(learner, **usable) if usable else learner,
-                X,
-                y,
+                stream,
                 perms=perms,
                 **_order_options(name, len(y), file_order, args.objective, weight),
                 objective=objective,
@@ -372,8 +372,7 @@ def _run(args: argparse.Namespace) -> str:
             continue
         sel = select_and_rerun(
             learner,
-            X,
-            y,
+            stream,
             grid=usable,
             measure=args.objective,
             perms=perms,
