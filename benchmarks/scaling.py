@@ -39,6 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 D, NNZ = 123, 14
 
 
+def package_at(revision: str, directory: Path) -> Path:
+    """``revision``'s ``jcsol`` package written into ``directory`` (``git archive``): a tree to put on a child's
+    ``PYTHONPATH`` beside this one."""
+    archive = subprocess.run(["git", "archive", revision, "jcsol"], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive, check=True)
+    return directory
+
+
 def stream(kind: str, n: int, seed: int = 0):
     """``(X, y)``: ``n`` rows of ``D`` features, dense or sparse, a tenth positive."""
     import jcsol
@@ -174,11 +182,7 @@ def main() -> None:
     trees: dict[str, Path | None] = {"this tree": None}
     with tempfile.TemporaryDirectory() as tmp:
         if args.compare_rev:
-            archive = subprocess.run(
-                ["git", "archive", args.compare_rev, "jcsol"], cwd=ROOT, check=True, capture_output=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            trees[args.compare_rev] = Path(tmp)
+            trees[args.compare_rev] = package_at(args.compare_rev, Path(tmp))
         records: dict[str, list[dict]] = {label: [] for label in trees}
         for devices in counts:
             for label, tree in trees.items():  # alternated, so that both see the same load

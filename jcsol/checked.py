@@ -21,7 +21,15 @@ import numpy as np
 from .base import row_extents
 from .core.checks import resolve_dtype
 from .datasets.rowstore import RowStore
-from .stream import SparseRows, check_costs, check_features, check_fits, check_labels, check_stream
+from .stream import (
+    SparseRows,
+    check_costs,
+    check_features,
+    check_fits,
+    check_labels,
+    check_stream,
+    check_stream_labels,
+)
 
 #: How many placements (device sets and row layouts) a stream keeps.
 PLACEMENTS = 4
@@ -99,9 +107,7 @@ class Stream:
             raise TypeError("X is a Stream already")
         if isinstance(X, jax.Array):
             self.rows, self.dtype = rows_of(X, dtype), resolve_dtype(dtype)
-            y = check_labels(y)
-            if len(y) != len(self.rows.X):
-                raise ValueError(f"X has {len(self.rows.X)} rows but y has {len(y)} labels")
+            y = check_stream_labels(y, len(self.rows.X))
             costs = checked_costs(costs, len(y), self.dtype)
         else:
             X, y, costs, self.dtype = checked_stream(X, y, costs, dtype)

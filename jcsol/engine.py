@@ -388,7 +388,9 @@ def _plan(
         dtype=dtype,
         dense_rows=dense_rows,
         platform=platform,
-        probe=functools.partial(_probe, learner, objective, d=d, dtype=dtype, costs=costs is not None),
+        probe=functools.partial(
+            _probe, learner, objective, flat=(flat_learner, flat_objective), d=d, dtype=dtype, costs=costs is not None
+        ),
     )
     if chunk_size is None:
         chunk_size = default_chunk(
@@ -455,10 +457,10 @@ def _plan(
     )
 
 
-def _probe(learner, objective, choice: chunks.Choice, *, d: int, dtype, costs: bool) -> None:
-    """Lowers ``learner``'s chunk on ``choice`` for this machine's accelerator, once per signature: raises where the
-    backend's compiler refuses it (:func:`jcsol.core.chunks.choose` then takes the scan)."""
-    flat = checks.flatten_grid(learner, objective, dtype)[1:]
+def _probe(learner, objective, choice: chunks.Choice, *, flat, d: int, dtype, costs: bool) -> None:
+    """Lowers ``learner``'s chunk on ``choice`` for this machine's accelerator, once per signature (``flat``: the
+    flattened grid's learner and objective): raises where the backend's compiler refuses it
+    (:func:`jcsol.core.chunks.choose` then takes the scan)."""
 
     def lowered() -> bool:
         programs.lowered_chunk(

@@ -394,12 +394,17 @@ def check_labels(y) -> np.ndarray:
 def check_stream(X, y) -> tuple[np.ndarray | SparseRows, np.ndarray]:
     """Checks a whole stream: features, labels, equal lengths, not empty."""
     X = check_features(X)
+    return X, check_stream_labels(y, X.shape[0])
+
+
+def check_stream_labels(y, n: int) -> np.ndarray:
+    """The labels of a stream of ``n`` rows checked (:func:`check_labels`): one per row, and not none."""
     y = check_labels(y)
-    if X.shape[0] != len(y):
-        raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels")
+    if n != len(y):
+        raise ValueError(f"X has {n} rows but y has {len(y)} labels")
     if len(y) == 0:
         raise ValueError("the stream is empty: X and y have no rows")
-    return X, y
+    return y
 
 
 def check_costs(costs, n: int) -> np.ndarray:
