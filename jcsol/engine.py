@@ -389,7 +389,13 @@ def _plan(
         dense_rows=dense_rows,
         platform=platform,
         probe=functools.partial(
-            _probe, learner, objective, flat=(flat_learner, flat_objective), d=d, dtype=dtype, costs=costs is not None
+            programs.probe,
+            learner,
+            objective,
+            flat=(flat_learner, flat_objective),
+            d=d,
+            dtype=dtype,
+            costs=costs is not None,
         ),
     )
     if chunk_size is None:
@@ -454,29 +460,6 @@ def _plan(
         progress=progress,
         on_chunk=on_chunk,
         gather=gather,
-    )
-
-
-def _probe(learner, objective, choice: chunks.Choice, *, flat, d: int, dtype, costs: bool) -> None:
-    """Lowers ``learner``'s chunk on ``choice`` for this machine's accelerator, once per signature (``flat``: the
-    flattened grid's learner and objective): raises where the backend's compiler refuses it
-    (:func:`jcsol.core.chunks.choose` then takes the scan)."""
-
-    def lowered() -> bool:
-        programs.lowered_chunk(
-            learner,
-            objective,
-            d=d,
-            path=choice,
-            platform=jax.default_backend(),
-            lowering_platform=None,
-            dtype=dtype,
-            costs=costs,
-        )
-        return True
-
-    programs.COMPILED.get_or_build(
-        programs.signature(flat, "probe", choice.backend.name, choice.options, d, np.dtype(dtype), costs), lowered
     )
 
 

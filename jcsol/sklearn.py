@@ -8,8 +8,9 @@
     GridSearchCV(OnlineClassifier(), {"learner__eta": [1e-2, 1e-1, 1.0]}).fit(X, y)
 
 A call to ``fit`` or ``partial_fit`` makes *one pass over its rows in the order given*: the rounds of
-:func:`jcsol.run` (:func:`jcsol.core.scan.scan_prefix`, one ``learner.step`` per row of positive sample
-weight, its ``ρ_t`` from the counts so far), in one jitted call a batch (a sparse batch whose dense rows would
+:func:`jcsol.run` (one ``learner.step`` per row of positive sample weight, its ``ρ_t`` from the counts so far, on
+the chunk backend ``path`` chooses: the GPU kernel on a GPU where it covers the learner, else the scan), in one
+jitted call a batch (a sparse batch whose dense rows would
 exceed 128 MiB is densified and passed a block of rows at a time, the model and its counts carried from block to
 block). The compiled call is cached by JAX on the learner's static options, the feature count, the dtype and the
 batch length padded to a power of two (:func:`jcsol.batches.bucket`; only the real rows are stepped), and *not* on
@@ -49,9 +50,10 @@ from .base import (
     pytree_dataclass,
 )
 from .batches import bucket
+from .core import chunks, programs
 from .core.checks import check_memory
+from .core.chunks import Choice
 from .core.rounds import Carry
-from .core.scan import scan_prefix
 from .datasets import l2_normalize
 from .metrics import FN, FP, TN, TP
 from .objective import Cost, Objective, Sum
@@ -134,11 +136,12 @@ def _rhos(objective, positive, seen, totals, weight):
     return rho, rho * weight
 
 
-@functools.partial(jax.jit, compiler_options=compile_options())
-def _consume(learner, objective, state, seen, rows, signs, weights, totals, order, length):
-    """The rounds of :func:`jcsol.run` (:func:`jcsol.core.scan.scan_prefix`) over the rows ``order[:length]``
-    of a block padded to its bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective``
-    and the counts ``seen`` (positives and negatives stepped so far) times the row's sample weight in ``weights``.
+@functools.partial(jax.jit, static_argnames="choice", compiler_options=compile_options())
+def _consume(learner, objective, state, seen, rows, signs, weights, totals, order, length, *, choice: Choice):
+    """The rounds of :func:`jcsol.run` on the chunk backend ``choice``
+    (:meth:`jcsol.core.chunks.ChunkBackend.prefix`) over the rows ``order[:length]`` of a block padded to its
+    bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective`` and the counts ``seen``
+    (positives and negatives stepped so far) times the row's sample weight in ``weights``.
 
     Returns the new state, the counts after the block and the number of rows stepped that had a positive loss
     and a non-zero row (rows that should move the model).
@@ -151,7 +154,8 @@ def _consume(learner, objective, state, seen, rows, signs, weights, totals, orde
         jnp.zeros((1, 1, 2), rows.dtype),
     )
     n = len(signs)
-    carry, losses = scan_prefix(
+    rounds = choice.backend.prefix(choice.options, d=rows.shape[1], per_unit=False, report="loss")
+    carry, losses = rounds(
         carry,
         one_run(learner),
         one_run(objective),
@@ -160,10 +164,8 @@ def _consume(learner, objective, state, seen, rows, signs, weights, totals, orde
         totals[1:],
         order[None],
         jnp.zeros(n, jnp.int32),
-        d=rows.shape[1],
-        length=length,
-        weights=weights,
-        report="loss",
+        length,
+        weights,
     )
     moving = (losses[0, 0] > 0) & jnp.any(rows != 0, axis=1)[order]  # the rounds after length report 0
     counts = carry.counts[0, 0]
@@ -178,6 +180,7 @@ class _Settings(NamedTuple):
     working: Learner  # its hyperparameters in the working dtype, as the pass computes with them
     dtype: np.dtype
     normalize: bool
+    path: Any  # as jcsol.run takes it: the chunk backend is chosen once d is known (_chunk_backend)
 
 
 class _Batch(NamedTuple):
@@ -342,6 +345,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         dtype: ``"float32"`` (default) or ``"float64"`` (needs 64-bit JAX).
         random_state: seed of the learner's initial state (``None``, an int in ``[0, 2**32)`` or a
             ``numpy.random.RandomState``); the learners of the papers start from ``w = 0`` and ignore it.
+        path: the chunk backend of the pass, as for :func:`jcsol.run` (``"auto"``: the GPU kernel on a GPU where
+            it covers the learner, the scan elsewhere; ``"scan"``, ``"kernel"``, :class:`jcsol.Scan`,
+            :class:`jcsol.Kernel`); the bits are those of ``run`` on the same backend. A named backend that
+            does not cover the learner is refused before the pass.
 
     **When the parameters are checked.** As scikit-learn's convention asks, ``__init__`` and ``set_params`` store
     what they are given; ``fit`` and ``partial_fit`` check every parameter first, before they look at the data
@@ -430,6 +437,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         class_weight=None,
         dtype="float32",
         random_state=None,
+        path="auto",
     ):
         self.learner = learner
         self.objective = objective
@@ -438,6 +446,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.dtype = dtype
         self.random_state = random_state
+        self.path = path
 
     # -- scikit-learn plumbing ---------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -535,7 +544,24 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         ):
             raise ValueError(f"random_state must be None, an int in [0, 2**32) or a numpy RandomState, got {rs!r}")
         dtype = self._dtype()
-        return _Settings(learner, in_dtype(learner, dtype, f"learner={learner!r}"), dtype, self._normalize())
+        chunks.check_path(self.path)
+        working = in_dtype(learner, dtype, f"learner={learner!r}")
+        return _Settings(learner, working, dtype, self._normalize(), self.path)
+
+    @staticmethod
+    def _chunk_backend(settings: _Settings, d: int) -> Choice:
+        """The chunk backend of a pass over rows of ``d`` features (dense blocks, held in memory), refused if
+        ``path`` names one that does not cover the learner."""
+        probe = functools.partial(programs.probe, settings.working, None, d=d, dtype=settings.dtype)
+        return chunks.choose(
+            settings.path,
+            settings.working,
+            d=d,
+            dtype=settings.dtype,
+            dense_rows=True,
+            platform=jax.default_backend(),
+            probe=probe,
+        )
 
     def _normalize(self) -> bool:
         if not isinstance(self.normalize, (bool, np.bool_)):
@@ -751,8 +777,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = classes
             self._choose_labels(classes, y)
             batch = self._batch(X, y, sample_weight, False, settings)
+            choice = self._chunk_backend(settings, X.shape[1])
             self._start(settings, X.shape[1])
-            self._learn(batch, settings)
+            self._learn(batch, settings, choice)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -782,9 +809,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             else:
                 self._check_continues(settings.learner, settings.dtype)
             batch = self._batch(X, y, sample_weight, True, settings)
+            choice = self._chunk_backend(settings, X.shape[1])
             if first:
                 self._start(settings, X.shape[1])
-            self._learn(batch, settings)
+            self._learn(batch, settings, choice)
         return self
 
     def _start(self, settings: _Settings, d: int) -> None:
@@ -795,9 +823,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self.state_ = jax.tree.map(np.asarray, state)
         self.n_seen_ = np.zeros(2, np.int64)
 
-    def _learn(self, batch: _Batch, settings: _Settings) -> None:
-        """The pass over a checked batch, a block of rows per compiled call; warns of rows beyond the learner's
-        scales, and of a model that underflowed (still ``w = 0`` after rows with a positive loss) or diverged."""
+    def _learn(self, batch: _Batch, settings: _Settings, choice: Choice) -> None:
+        """The pass over a checked batch, a block of rows per compiled call on the chunk backend ``choice``;
+        warns of rows beyond the learner's scales, and of a model that underflowed (still ``w = 0`` after rows
+        with a positive loss) or diverged."""
         learner, dtype = settings.learner, settings.dtype
         if not settings.normalize:
             _warn_row_scales(learner, batch.X, dtype)
@@ -818,6 +847,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 batch.totals,
                 np.pad(stepped, (0, size - len(stepped))).astype(np.int32),
                 np.int32(len(stepped)),
+                choice=choice,
             )
             pushing, lo = pushing + int(pushed), hi
         self.state_ = jax.tree.map(np.asarray, state)

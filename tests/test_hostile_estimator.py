@@ -208,11 +208,11 @@ def test_an_interrupted_pass_restores_the_model(monkeypatch):
     calls = []
     consume = jsk._consume
 
-    def interrupted(*args):
+    def interrupted(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return consume(*args)
+        return consume(*args, **kwargs)
 
     monkeypatch.setattr(jsk, "_consume", interrupted)
     refused(clf, lambda c: c.partial_fit(X16, Y16), KeyboardInterrupt)

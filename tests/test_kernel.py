@@ -1,5 +1,6 @@
-"""The GPU kernel (:mod:`jcsol.core.triton`, run here in Pallas' interpreter) against the engine's scan, and the
-registry of chunk backends (:mod:`jcsol.core.chunks`) that chooses between them.
+"""The GPU kernel (:mod:`jcsol.core.triton`, run here in Pallas' interpreter) against the engine's scan, the
+registry of chunk backends (:mod:`jcsol.core.chunks`) that chooses between them, and the live learner's batches
+and the estimator's passes on either backend.
 
 The kernel sums a row's products in another order than XLA's dot, so the two paths agree to float32 rounding,
 not bit for bit: every state within :data:`RTOL` of the scan's, relative to the largest entry of its leaf in its
@@ -308,6 +309,108 @@ def test_refused_paths(path, X_kind, message, stream):
 def test_refused_options(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make()
+
+
+LAPLACE = jcsol.Sum(rho="laplace")
+
+
+def _same_tree(a, b):
+    for x, z in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(z))
+
+
+@pytest.mark.parametrize("blocks", [1, 2])  # one device's packed buffers, and units over this process's devices
+@pytest.mark.parametrize("name", ["COG-II", "ACOG-I-diag"])
+def test_live_batches_on_the_kernel_are_its_run(name, blocks, stream):
+    """A live learner on the kernel backend learns its batches (of any length, padded to a compiled size) with
+    the bits of ``jcsol.run`` on the kernel over the same stream in its order: scores, counts and states; the
+    scan's live learner those of the scan's run."""
+    from jcsol import Live
+
+    X, y, _ = stream
+    learner = three_point_grid(name)
+    for path in (jcsol.Kernel(), "scan"):
+        live = Live(learner, path=path, grid_blocks=blocks)
+        scores = np.concatenate(
+            [live.learn(X[a:b], y[a:b], return_scores=True) for a, b in [(0, 40), (40, 41), (41, 150)]]
+        )
+        res = jcsol.run(
+            learner, X, y, perms="stream", objective=LAPLACE, record_scores=True, path=path, grid_blocks=blocks
+        )
+        np.testing.assert_array_equal(scores.T.reshape(res.scores.shape[:-2] + (-1,)), res.scores[..., 0, :])
+        np.testing.assert_array_equal(live.counts, res.counts[..., 0, :])
+        _same_tree(live.states, jax.tree.map(lambda a: np.asarray(a)[:, 0], res.states))
+
+
+def test_live_chooses_its_backend_as_run_does(stream):
+    """``path="auto"`` off a GPU is the scan (the same bits as ``path="scan"``); a path that names no backend is
+    refused when the learner is made, one that does not cover a learner or its rows when its dimension is known,
+    the learner then unchanged."""
+    from jcsol import Live
+    from jcsol.features import TableEncoder
+
+    X, y, _ = stream
+    auto, scan = Live(jcsol.COG(eta=[0.1, 1.0])), Live(jcsol.COG(eta=[0.1, 1.0]), path="scan")
+    np.testing.assert_array_equal(auto.learn(X, y, return_scores=True), scan.learn(X, y, return_scores=True))
+    assert [c.backend.name for c in auto._backend._choices[9, False]] == ["scan"]
+    with pytest.raises(ValueError, match='path must be "auto"'):
+        Live(jcsol.COG(), path="gpu")
+    with pytest.raises(ValueError, match="path='kernel' cannot run ACOG-I here"):
+        Live(jcsol.ACOG(), path="kernel").learn(X, y)
+    with pytest.raises(ValueError, match="path='kernel' cannot run COG-I here: the kernel runs dense rows"):
+        Live(jcsol.COG(), path="kernel", encoder=TableEncoder(numeric=["a"]))
+    live = Live(jcsol.COG(eta=[0.1, 1.0]), path="kernel")
+    live.learn(X[:50], y[:50])
+    before = (jax.tree.map(np.asarray, live.states), live.counts.copy())
+    sparse = jcsol.SparseRows.from_scipy(scipy.sparse.csr_matrix(X[50:]))
+    with pytest.raises(ValueError, match="the kernel runs dense rows"):
+        live.learn(sparse, y[50:])
+    _same_tree(live.states, before[0])
+    np.testing.assert_array_equal(live.counts, before[1])
+    live.learn(X[50:], y[50:])  # and it goes on with dense rows
+
+
+@pytest.mark.parametrize("name", ["COG-I", "PA-I", "ACOG-II-diag"])
+def test_estimator_on_the_kernel_is_its_run(name):
+    """The estimator on the kernel backend: ``fit`` (offline ρ) and ``partial_fit`` in uneven batches (Laplace ρ)
+    end in the state of ``jcsol.run`` on the kernel over the rows in their order, bit for bit; with sample
+    weights (which ``run`` does not take), the scan estimator's state to float32 rounding."""
+    from jcsol.sklearn import OnlineClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 9))
+    y = np.where(rng.random(200) < 0.3, 1, -1)
+    Xn = jcsol.datasets.l2_normalize(X).astype(np.float32)
+    order = np.arange(200)[None]
+    learner = jcsol.by_name(name)
+    fitted = OnlineClassifier(learner, path=jcsol.Kernel()).fit(X, y)
+    res = jcsol.run(learner, Xn, y.astype(np.float32), perms=order, path=jcsol.Kernel())
+    _same_tree(fitted.state_, jax.tree.map(lambda a: np.asarray(a)[0], res.states))
+    streamed = OnlineClassifier(learner, path="kernel")
+    for lo, hi in [(0, 70), (70, 71), (71, 200)]:
+        streamed.partial_fit(X[lo:hi], y[lo:hi], classes=[-1, 1])
+    res = jcsol.run(learner, Xn, y.astype(np.float32), perms=order, objective=LAPLACE, path="kernel")
+    _same_tree(streamed.state_, jax.tree.map(lambda a: np.asarray(a)[0], res.states))
+    weights = np.where(np.arange(200) % 7 == 0, 0.0, np.where(np.arange(200) % 5 == 0, 2.5, 1.0))
+    kernel = OnlineClassifier(learner, path="kernel").fit(X, y, sample_weight=weights)
+    scan = OnlineClassifier(learner, path="scan").fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(kernel.coef_, scan.coef_, rtol=RTOL, atol=RTOL * np.abs(scan.coef_).max())
+    assert not np.allclose(kernel.coef_, fitted.coef_)  # the weights were used
+
+
+def test_estimator_refuses_a_path_before_the_pass():
+    from jcsol.sklearn import OnlineClassifier
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(40, 5)), np.where(rng.random(40) < 0.5, 1, -1)
+    clf = OnlineClassifier(jcsol.ACOG(eta=0.1), path="scan").fit(X, y)
+    coef = clf.coef_.copy()
+    clf.set_params(path="kernel")
+    with pytest.raises(ValueError, match="path='kernel' cannot run ACOG-I here"):
+        clf.partial_fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, coef)
+    with pytest.raises(ValueError, match='path must be "auto"'):
+        OnlineClassifier(path="fast").fit(X, y)
 
 
 def representatives() -> list[str]:

@@ -59,6 +59,12 @@ class ChunkBackend(Protocol):
     def chunk(self, options, *, d: int, per_unit: bool, record_scores: bool, platform: str | None) -> Callable:
         """``(carry, learner, objective, data, n_pos, n_neg, idx, slots[, n_rounds]) -> (carry, scores)``."""
 
+    def prefix(self, options, *, d: int, per_unit: bool, report: str = "score") -> Callable:
+        """The live learner's batches and the estimator's steps: ``(carry, learner, objective, data, n_pos, n_neg,
+        idx, slots, length, weights=None) -> (carry, values)``, the first ``length`` rounds of ``idx`` (a traced
+        scalar; ``None``: all of them) over rows not laid out by :meth:`rows`, each row's ``ρ_t`` times its weight
+        where ``weights`` are given; ``values`` the step's ``report`` field of every round, 0 after ``length``."""
+
 
 class _ScanBackend:
     name: str = "scan"
@@ -84,6 +90,16 @@ class _ScanBackend:
             scan.scan_chunk, d=d, per_unit=per_unit, unroll=unroll, platform=platform, record_scores=record_scores
         )
 
+    def prefix(self, options: Scan, *, d, per_unit, report="score"):
+        def rounds(carry, learner, objective, data, n_pos, n_neg, idx, slots, length, weights=None):
+            args = (carry, learner, objective, data, n_pos, n_neg, idx, slots)
+            if length is None and weights is None and report == "score":
+                return scan.scan_chunk(*args, d=d, per_unit=per_unit, unroll=options.unroll)
+            length = idx.shape[1] if length is None else length
+            return scan.scan_prefix(*args, d=d, length=length, per_unit=per_unit, weights=weights, report=report)
+
+        return rounds
+
 
 class _TritonBackend:
     name: str = "kernel"
@@ -107,6 +123,9 @@ class _TritonBackend:
         return functools.partial(
             triton.kernel_chunk, d=d, per_unit=per_unit, options=options, record_scores=record_scores
         )
+
+    def prefix(self, options: Kernel, *, d, per_unit, report="score"):
+        return functools.partial(triton.kernel_prefix, d=d, per_unit=per_unit, options=options, report=report)
 
 
 #: Every chunk backend, by the name ``path=`` gives it; ``path="auto"`` tries those preferred on the platform in this
@@ -139,24 +158,32 @@ def choose(path: Any, learner, *, d: int, dtype, dense_rows: bool, platform: str
     preferred backend that covers it but cannot run here (not importable, or ``probe(choice)`` raising: its
     compiler refuses the learner) gives one warning naming why. A backend named, or given by its options, that
     does not cover the learner is refused, naming why."""
-    names = ", ".join(f'"{name}"' for name in BACKENDS)
+    check_path(path)
     state = functools.cache(functools.partial(state_shapes, learner, d=d, dtype=dtype))
     owners = [b for b in BACKENDS.values() if isinstance(path, b.options)]
     if owners:
         chosen = Choice(owners[0], path)
-    elif isinstance(path, str) and path in BACKENDS:
-        chosen = Choice(BACKENDS[path], BACKENDS[path].default_options(platform))
-    elif isinstance(path, str) and path == "auto":
+    elif path == "auto":
         return _automatic(learner, state, d=d, dense_rows=dense_rows, platform=platform, probe=probe)
     else:
-        options = " or ".join(f"jcsol.{b.options.__name__}(...)" for b in BACKENDS.values())
-        raise ValueError(f'path must be "auto", {names}, {options}, got {path!r}')
+        chosen = Choice(BACKENDS[path], BACKENDS[path].default_options(platform))
     why = chosen.backend.refusal(learner, state, d=d, dense_rows=dense_rows) or chosen.backend.unavailable()
     if why is not None:
         raise ValueError(
             f"path={chosen.backend.name!r} cannot run {learner.name} here: {why}; use path='scan' or 'auto'"
         )
     return chosen
+
+
+def check_path(path: Any) -> None:
+    """Refuses a ``path=`` that names no backend (before anything is known of the learner or its rows)."""
+    if any(isinstance(path, b.options) for b in BACKENDS.values()):
+        return
+    if isinstance(path, str) and (path == "auto" or path in BACKENDS):
+        return
+    names = ", ".join(f'"{name}"' for name in BACKENDS)
+    options = " or ".join(f"jcsol.{b.options.__name__}(...)" for b in BACKENDS.values())
+    raise ValueError(f'path must be "auto", {names}, {options}, got {path!r}')
 
 
 def _automatic(learner, state, *, d, dense_rows, platform, probe) -> Choice:

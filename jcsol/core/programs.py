@@ -181,3 +181,29 @@ def lowered_chunk(
     with placement.precision((device,) if platform == "cpu" else ()):
         traced = program.trace(carry_shape, *args)
         return traced.lower() if lowering_platform is None else traced.lower(lowering_platforms=(lowering_platform,))
+
+
+def probe(learner, objective, choice: Choice, *, d: int, dtype, costs: bool = False, flat=None) -> None:
+    """Lowers ``learner``'s chunk on ``choice`` for this machine's accelerator, once per signature (``flat``: the
+    flattened grid's learner and objective, :func:`jcsol.core.checks.flatten_grid`'s, computed if not given):
+    raises where the backend's compiler refuses it (:func:`jcsol.core.chunks.choose`'s ``probe``, which then takes
+    the scan)."""
+    if flat is None:
+        flat = checks.flatten_grid(learner, Sum() if objective is None else objective, np.dtype(dtype))[1:]
+
+    def lowered() -> bool:
+        lowered_chunk(
+            learner,
+            objective,
+            d=d,
+            path=choice,
+            platform=jax.default_backend(),
+            lowering_platform=None,
+            dtype=dtype,
+            costs=costs,
+        )
+        return True
+
+    COMPILED.get_or_build(
+        signature(flat, "probe", choice.backend.name, choice.options, d, np.dtype(dtype), costs), lowered
+    )

@@ -97,6 +97,7 @@ class _Stream(NamedTuple):
     rows: Any  # (n, padded d)
     labels: Any  # (n,)
     costs: Any  # (n,), or None: the class weight ρ_t
+    weights: Any  # (n,) multiplying each row's ρ_t, or None
     n_pos: Any  # (units,) class totals
     n_neg: Any
     hyper: list  # the leaves of (learner, objective), (units, padded grid)
@@ -126,6 +127,8 @@ def kernel_chunk(
     per_unit: bool,
     options: Kernel,
     record_scores: bool,
+    weights: jax.Array | None = None,
+    report: str = "score",
 ):
     """The first ``n_rounds`` rounds of ``idx`` for every run, in one kernel: ``(carry, scores)``, as
     :func:`jcsol.core.scan.scan_chunk` returns them.
@@ -135,7 +138,9 @@ def kernel_chunk(
     ``data`` is ``(X, y, costs)`` with dense ``X`` of :func:`padded_rows` (``costs`` ``None``: the class weight
     ``ρ_t``); ``idx`` ``(units, L)`` the rows of the chunk's rounds, ``slots`` ``(L,)`` their curve points. The
     scores are every run's pre-update scores ``(units, grid points, L)`` when ``record_scores`` (rounds past
-    ``n_rounds`` undefined), else ``(units, grid points, 0)``.
+    ``n_rounds`` undefined), else ``(units, grid points, 0)``; ``report`` names the field of the step's
+    :class:`jcsol.base.StepInfo` written in their place (``"score"`` or ``"loss"``). ``weights`` (one per row, in
+    the rows' dtype, optional) multiply each row's ``ρ_t``, as :func:`jcsol.core.scan.scan_prefix`'s do.
     """
     pallas_triton = _pallas_triton()
     from jax.experimental import pallas as pl
@@ -164,6 +169,7 @@ def kernel_chunk(
         rows=rows,
         labels=y,
         costs=costs,
+        weights=weights,
         n_pos=n_pos,
         n_neg=n_neg,
         hyper=[grid_padded(a if per_unit else jnp.broadcast_to(a, (units, n_grid))) for a in hyper],
@@ -192,6 +198,7 @@ def kernel_chunk(
         rows=whole(rows),
         labels=whole(y),
         costs=None if costs is None else whole(costs),
+        weights=None if weights is None else whole(weights),
         n_pos=of_unit(n_pos),
         n_neg=of_unit(n_neg),
         hyper=[of_runs(a, 1) for a in stream.hyper],
@@ -211,8 +218,9 @@ def kernel_chunk(
         n = stream_in.n_rounds[0]
         learner_b, objective_b = jax.tree.unflatten(hyper_def, [r[0] for r in stream_in.hyper])
 
-        def fetch(i):  # row i's example: (x, y_t, c_t or None, no weight)
-            return stream_in.rows[i, :], stream_in.labels[i], None if costs is None else stream_in.costs[i], None
+        def fetch(i):  # row i's example: (x, y_t, c_t or None, weight or None)
+            cost = None if costs is None else stream_in.costs[i]
+            return stream_in.rows[i, :], stream_in.labels[i], cost, None if weights is None else stream_in.weights[i]
 
         def one_run(learner, objective, state, tally, example):
             return run_round(learner, objective, state, tally, example, stream_in.n_pos[0], stream_in.n_neg[0])
@@ -223,7 +231,7 @@ def kernel_chunk(
             state, tally = carried
             state, tally, info = every_run(learner_b, objective_b, state, tally, example)
             if scores_out is not None:
-                scores_out[0, t, :] = info.score
+                scores_out[0, t, :] = getattr(info, report)
             if runs_out.curve is not None:
                 runs_out.curve[0, stream_in.slots[t], :, :] = tally.counts
             return state, tally
@@ -291,3 +299,46 @@ def kernel_chunk(
     else:
         scores = jnp.zeros((units, n_grid, 0), y.dtype)
     return type(carry)(jax.tree.unflatten(state_def, state), counts, curve, mistake_cost), scores
+
+
+def kernel_prefix(
+    carry,
+    learner,
+    objective,
+    data,
+    n_pos: jax.Array,
+    n_neg: jax.Array,
+    idx: jax.Array,
+    slots: jax.Array,
+    length: jax.Array | None,
+    weights: jax.Array | None = None,
+    *,
+    d: int,
+    per_unit: bool,
+    options: Kernel,
+    report: str = "score",
+):
+    """:func:`kernel_chunk` over the first ``length`` rounds of ``idx`` (a traced scalar; ``None``: all of them)
+    of a batch whose dense rows ``(n, d)`` are not yet padded (the live learner's batches and the estimator's
+    steps, as :func:`jcsol.core.scan.scan_prefix` runs them on the scan): the rows are padded here, a batch's
+    worth, and the values of the rounds after ``length`` are 0."""
+    rows, y, costs = data
+    n_rounds = idx.shape[1] if length is None else length
+    carry, values = kernel_chunk(
+        carry,
+        learner,
+        objective,
+        (jnp.pad(rows, ((0, 0), (0, padded(d) - d))), y, costs),
+        n_pos,
+        n_neg,
+        idx,
+        slots,
+        jnp.asarray(n_rounds, jnp.int32),
+        d=d,
+        per_unit=per_unit,
+        options=options,
+        record_scores=True,
+        weights=weights,
+        report=report,
+    )
+    return carry, jnp.where(jnp.arange(idx.shape[1]) < n_rounds, values, 0)

@@ -13,6 +13,7 @@ compiled call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -20,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core.scan import scan_chunk, scan_prefix
+from ..core import chunks, programs
+from ..core.chunks import Choice
 from ..distributed import Spread
 from . import files
 from .board import Board
@@ -111,16 +113,31 @@ def working_labels(y, rows):
     return y.astype((rows[1] if isinstance(rows, tuple) else rows).dtype)
 
 
-def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, per_unit: bool = False):
-    """The engine's rounds over a batch in every unit, the events in their order: all of them
-    (:func:`jcsol.core.scan.scan_chunk`) when ``length`` is ``None``, else the first ``length`` of a padded batch
-    (:func:`jcsol.core.scan.scan_prefix`): ``(carry, every run's pre-update scores (units, grid, n))``."""
+def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, choice: Choice, per_unit: bool = False):
+    """The engine's rounds over a batch in every unit, the events in their order, on the chunk backend ``choice``
+    (:meth:`jcsol.core.chunks.ChunkBackend.prefix`): all of them when ``length`` is ``None``, else the first
+    ``length`` of a padded batch: ``(carry, every run's pre-update scores (units, grid, n))``."""
     n = y.shape[0]
     units = jax.tree.leaves(carry)[0].shape[0]
     none = jnp.zeros(units, jnp.int32)
     order = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (units, n))
     slots = jnp.zeros(n, jnp.int32)
-    args = (carry, learner, objective, (rows, y, None), none, none, order, slots)
-    if length is None:
-        return scan_chunk(*args, d=d, per_unit=per_unit)
-    return scan_prefix(*args, d=d, length=length, per_unit=per_unit)
+    rounds = choice.backend.prefix(choice.options, d=d, per_unit=per_unit)
+    return rounds(carry, learner, objective, (rows, y, None), none, none, order, slots, length)
+
+
+def batch_choices(
+    path, learners: tuple, objective, sizes: tuple, *, d: int, dtype, sparse_rows: bool, platform: str
+) -> tuple:
+    """The chunk backend of each learner's batches (:func:`jcsol.core.chunks.choose`, as :func:`jcsol.run` takes
+    it for ``path``): on a GPU the kernel where it covers the learner and its rows, else the scan. ``learners`` are
+    the flat grids of ``sizes`` configurations, ``objective`` the whole grid's flat objective."""
+    choices, start = [], 0
+    for learner, size in zip(learners, sizes):
+        own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
+        probe = functools.partial(programs.probe, learner, own, d=d, dtype=dtype)
+        choices.append(
+            chunks.choose(path, learner, d=d, dtype=dtype, dense_rows=not sparse_rows, platform=platform, probe=probe)
+        )
+        start += size
+    return tuple(choices)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from typing import Any
 
 import jax
 import numpy as np
@@ -40,6 +41,7 @@ import numpy as np
 from ..base import Learner, beyond_row_scales
 from ..batches import bucket
 from ..core.checks import check_grid_blocks, check_memory, flatten_grid, require_memory, resolve_dtype
+from ..core.chunks import check_path
 from ..files import check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
@@ -91,6 +93,12 @@ class Live:
             make the same calls with the same events, and ``save`` writes one share per process.
         dtype, key: as for :func:`jcsol.run` (the same key gives the same initial states as ``run``); ``key`` is
             an int seed in ``[0, 2**32)``.
+        path: the chunk backend a batch is learnt on, as for :func:`jcsol.run`: ``"auto"`` (the GPU kernel on a
+            GPU where it covers a learner and the batch's rows are dense, the scan elsewhere), ``"scan"``,
+            ``"kernel"``, or a :class:`jcsol.Scan` or :class:`jcsol.Kernel`; the bits are those of ``run`` on the
+            same backend. A backend named that does not cover a learner is refused when the learner's
+            dimension is known (at the first batch, or here given ``n_features`` or an encoder). Not saved: a
+            loaded learner takes ``"auto"`` unless told otherwise.
 
     Every argument is checked when the learner is made, and a refusal names it (:mod:`jcsol.live.arguments`).
     A refused call of ``predict``, ``learn``, ``pending`` or ``scores`` changes nothing: the states, the board,
@@ -115,8 +123,10 @@ class Live:
         grid_blocks: int = 1,
         dtype: str = "float32",
         key: int = 0,
+        path: Any = "auto",
     ):
         objective = Sum(rho="laplace") if objective is None else objective
+        check_path(path)
         learners = tuple(learner) if isinstance(learner, (list, tuple)) else (learner,)
         if not learners:
             raise ValueError("learner: an empty list of learners")
@@ -163,9 +173,9 @@ class Live:
         flat = tuple(flat for _, flat, _ in grids)
         init_key = jax.random.split(jax.random.key(self.key))[1]  # as jcsol.run derives it from key
         self._backend: Backend = (
-            Units(flat, self._flat_objective, self._sizes, self.grid_blocks, init_key, self.selection, self.dtype)
+            Units(flat, self._flat_objective, self._sizes, self.grid_blocks, init_key, self.selection, self.dtype, path)
             if self.grid_blocks > 1 or jax.process_count() > 1
-            else Packed(flat, self._flat_objective, self._sizes, init_key, self.selection, self.dtype)
+            else Packed(flat, self._flat_objective, self._sizes, init_key, self.selection, self.dtype, path)
         )
         self._scales: dict[int, tuple[float, float]] = {}  # the rows' scales every learner holds on, per width
         self._saves = 0  # the generation of a share saved over several processes

@@ -29,7 +29,7 @@ from ..core.rounds import init_carry
 from ..distributed import Spread
 from ..scoring import grid_scores, grid_weights, is_linear, sparse_dot
 from ..xla_cpu import compile_options
-from .backend import batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
+from .backend import batch_choices, batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 _COMPILED: CompiledCache[Any] = CompiledCache()
@@ -48,13 +48,24 @@ class Packed:
         sizes: each learner's grid size.
         key: the key of the learners' initial states (:func:`jcsol.run`'s).
         selection, dtype: the board's rule and the working dtype.
+        path: the chunk backend of the batches, as :func:`jcsol.run` takes it (:func:`batch_choices`).
     """
 
     spread: Spread | None = None  # one process holds the whole grid
 
-    def __init__(self, learners: tuple, objective, sizes: tuple[int, ...], key: jax.Array, selection: Selection, dtype):
+    def __init__(
+        self,
+        learners: tuple,
+        objective,
+        sizes: tuple[int, ...],
+        key: jax.Array,
+        selection: Selection,
+        dtype,
+        path: Any = "auto",
+    ):
         self.shared = jax.device_put((learners, objective))
-        self.sizes, self.key, self.selection, self.dtype = sizes, key, selection, dtype
+        self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
+        self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.buffers: tuple | None = None
         self.packing: Packing | None = None
         self.calls: Calls | None = None  # the compiled learn and predict of the buffers' packing and formats
@@ -87,8 +98,9 @@ class Packed:
             jax.tree.map(lambda f: f is not None, carry_formats(c, learner, (device,), True), is_leaf=is_format)
             for c, learner in zip(carry, self.shared[0])
         )
-        self.packing = Packing.of((carry, board), (vectors, jax.tree.map(lambda _: False, board)))
-        self.calls = _calls(self.packing, device, self.d, self.selection, self.sizes, self.sparse_rows)
+        packing = Packing.of((carry, board), (vectors, jax.tree.map(lambda _: False, board)))
+        self.calls = self._calls_for(packing, device, self.sparse_rows)
+        self.packing = packing
         self.buffers = jax.device_put(_pack((carry, board), packing=self.packing), self.calls.formats)
 
     def learn(self, rows, y, arrival, served, length) -> jax.Array:
@@ -126,11 +138,25 @@ class Packed:
         assert self.buffers is not None and self.packing is not None and self.calls is not None
         sparse = isinstance(rows, tuple)
         if sparse != self.sparse_rows:
-            self.sparse_rows = sparse
             device = next(iter(self.buffers[0].devices()))
-            self.calls = _calls(self.packing, device, self.d, self.selection, self.sizes, sparse)
+            self.calls = self._calls_for(self.packing, device, sparse)  # first: it refuses a path for these rows
+            self.sparse_rows = sparse
             self.buffers = jax.device_put(self.buffers, self.calls.formats)
         return self.calls
+
+    def _calls_for(self, packing: Packing, device, sparse: bool) -> Calls:
+        if (self.d, sparse) not in self._choices:
+            self._choices[self.d, sparse] = batch_choices(
+                self.path,
+                self.shared[0],
+                self.shared[1],
+                self.sizes,
+                d=self.d,
+                dtype=self.dtype,
+                sparse_rows=sparse,
+                platform=device.platform,
+            )
+        return _calls(packing, device, self.d, self.selection, self.sizes, sparse, self._choices[self.d, sparse])
 
 
 class Calls(NamedTuple):
@@ -177,18 +203,20 @@ class Packing(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _calls(packing: Packing, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool) -> Calls:
+def _calls(
+    packing: Packing, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool, choices: tuple
+) -> Calls:
     """:func:`_learn` and :func:`_predict` jitted for the buffers of ``packing`` on ``device``, for sparse rows or
     dense ones: over sparse rows, the buffers that hold a sparse-step learner's state vectors are taken and
     given in the engine's configurations-minor layout (:func:`jcsol.core.layout.configs_minor`), so that no call
     lays them out again. Every buffer is placed on ``device`` (committed), as the calls give them back: placed
     with no device, the first call's buffers would be another signature than the next call's, and each call
-    would be compiled twice."""
+    would be compiled twice. ``choices``: each learner's chunk backend (:func:`jcsol.live.backend.batch_choices`)."""
     sharding = jax.sharding.SingleDeviceSharding(device)
     minor = Format(Layout((0, 2, 1)), sharding)
     formats = tuple(minor if vector and sparse_rows else sharding for vector in packing.vectors)
     learn = jax.jit(
-        functools.partial(_learn, packing=packing, d=d, selection=selection, sizes=sizes),
+        functools.partial(_learn, packing=packing, d=d, selection=selection, sizes=sizes, choices=choices),
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 7),
         out_shardings=(formats, None),
@@ -253,16 +281,29 @@ def _compiled(key, lower):
 
 
 def _learn_impl(
-    carries: tuple, board: Board, learners: tuple, objective, rows, y, arrival, served, length, *, d, selection, sizes
+    carries: tuple,
+    board: Board,
+    learners: tuple,
+    objective,
+    rows,
+    y,
+    arrival,
+    served,
+    length,
+    *,
+    d,
+    selection,
+    sizes,
+    choices,
 ):
     """The engine's rounds over the first ``length`` events of a padded batch for each learner (a single run,
-    its grid vmapped), then the board's; the counts halved if they have counted 2**30 events
-    (:func:`~jcsol.live.board.halve_when_full`)."""
+    its grid vmapped, on its chunk backend in ``choices``), then the board's; the counts halved if they have
+    counted 2**30 events (:func:`~jcsol.live.board.halve_when_full`)."""
     y = working_labels(y, rows)
     new, per_learner, start = [], [], 0
-    for carry, learner, size in zip(carries, learners, sizes):
+    for carry, learner, size, chosen in zip(carries, learners, sizes, choices):
         own = jax.tree.map(lambda a, start=start, size=size: a[start : start + size], objective)
-        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d)
+        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d, choice=chosen)
         new.append(carry)
         per_learner.append(s[0].T)  # (n, G of this learner)
         start += size
@@ -273,12 +314,37 @@ def _learn_impl(
 
 
 def _learn(
-    buffers: tuple, learners: tuple, objective, rows, y, arrival, served, length, *, packing, d, selection, sizes
+    buffers: tuple,
+    learners: tuple,
+    objective,
+    rows,
+    y,
+    arrival,
+    served,
+    length,
+    *,
+    packing,
+    d,
+    selection,
+    sizes,
+    choices,
 ):
     """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
     carries, board = _unpacked(buffers, packing=packing)
     carries, board, scores = _learn_impl(
-        carries, board, learners, objective, rows, y, arrival, served, length, d=d, selection=selection, sizes=sizes
+        carries,
+        board,
+        learners,
+        objective,
+        rows,
+        y,
+        arrival,
+        served,
+        length,
+        d=d,
+        selection=selection,
+        sizes=sizes,
+        choices=choices,
     )
     return _packed((carries, board), packing=packing), scores
 

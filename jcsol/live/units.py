@@ -38,7 +38,7 @@ from ..scoring import grid_scores
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options, version_numbers
 from . import files
-from .backend import batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
+from .backend import batch_choices, batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 
@@ -53,6 +53,8 @@ class Units:
         blocks: the blocks each learner's grid is cut into.
         key: the key of the learners' initial states (the same as a one-block live learner's).
         selection, dtype: the board's rule and the working dtype.
+        path: the chunk backend of the batches, as :func:`jcsol.run` takes it
+            (:func:`jcsol.live.backend.batch_choices`).
     """
 
     def __init__(
@@ -64,8 +66,11 @@ class Units:
         key: jax.Array,
         selection: Selection,
         dtype,
+        path: Any = "auto",
     ):
         self.sizes, self.blocks, self.selection, self.dtype = sizes, blocks, selection, dtype
+        self.path, self.flat = path, (learners, objective)
+        self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
         self.devices = devices_for(blocks, at_least)
@@ -105,6 +110,8 @@ class Units:
 
     def start(self, d: int, sparse_rows: bool, description: dict) -> None:
         self.same_call("start", np.frombuffer(json.dumps(description).encode(), np.uint8))
+        self.d = d
+        self.choices(sparse_rows)  # refuses a path for these rows before anything is held
         self.whole_board = self.whole(init_board(sum(self.sizes), self.selection, self.dtype))
         self.d, self.sparse_rows = d, sparse_rows
         self.carries = self.init(d, self.dtype, sparse_rows)
@@ -112,12 +119,14 @@ class Units:
     def learn(self, rows, y, arrival, served, length) -> jax.Array:
         """Every configuration's pre-update scores ``(n, G)``, the carries and the board advanced by the first
         ``length`` events of a padded batch."""
+        sparse = isinstance(rows, tuple)
+        choices = self.choices(sparse)  # first: it refuses a path for these rows
         carries, board = self._laid_out_for(rows)
         args = (rows, y, arrival, served, length)
         self.same_call("learn", *args)
         args = self._inputs(args)
-        formats = self.formats(carries, isinstance(rows, tuple))
-        learn = _unit_learn(self.devices, self.d, self.selection, self.sizes, self.per_unit, formats)
+        formats = self.formats(carries, sparse)
+        learn = _unit_learn(self.devices, self.d, self.selection, self.sizes, self.per_unit, formats, choices)
         self.carries, self.whole_board, scores = self._run(
             lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch"
         )
@@ -184,6 +193,23 @@ class Units:
             self.sparse_rows = sparse
             self.carries = jax.device_put(self.carries, self.formats(self.carries, sparse))
         return self.carries, self.whole_board
+
+    def choices(self, sparse_rows: bool) -> tuple:
+        """Each learner's chunk backend for batches of sparse rows or dense ones
+        (:func:`jcsol.live.backend.batch_choices`)."""
+        if (self.d, sparse_rows) not in self._choices:
+            learners, objective = self.flat
+            self._choices[self.d, sparse_rows] = batch_choices(
+                self.path,
+                learners,
+                objective,
+                self.sizes,
+                d=self.d,
+                dtype=self.dtype,
+                sparse_rows=sparse_rows,
+                platform=self.devices[0].platform,
+            )
+        return self._choices[self.d, sparse_rows]
 
     # -- placement ------------------------------------------------------------------------------------------
     def split(self, tree) -> Any:
@@ -324,13 +350,19 @@ def _all_units(a, gather: bool):
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_learn(devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple):
-    """:func:`_learn_units` jitted for these units, taking and giving the carries in ``formats`` and giving the
-    board whole on every device, as :meth:`Units.whole` places it (left to the compiler, a one-device mesh's
-    outputs come back placed otherwise, and the next call would be compiled again for them)."""
+def _unit_learn(
+    devices: tuple, d: int, selection: Selection, sizes: tuple, per_unit: bool, formats: tuple, choices: tuple
+):
+    """:func:`_learn_units` jitted for these units, each learner on its chunk backend in ``choices``, taking and
+    giving the carries in ``formats`` and giving the board whole on every device, as :meth:`Units.whole` places it
+    (left to the compiler, a one-device mesh's outputs come back placed otherwise, and the next call would be
+    compiled again for them)."""
     whole = NamedSharding(Mesh(np.array(devices), ("runs",)), PartitionSpec())
+    learn = functools.partial(
+        _learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit, choices=choices
+    )
     return jax.jit(
-        functools.partial(_learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit),
+        learn,
         donate_argnums=0,
         in_shardings=(formats, *(None,) * 8),
         out_shardings=(formats, whole, None),
@@ -350,11 +382,32 @@ def _unit_predict(devices: tuple, d: int, rule: str, sizes: tuple, per_unit: boo
 
 
 def _learn_units(
-    carries, board, hyper, objective, rows, y, arrival, served, length, *, devices, d, selection, sizes, per_unit
+    carries,
+    board,
+    hyper,
+    objective,
+    rows,
+    y,
+    arrival,
+    served,
+    length,
+    *,
+    devices,
+    d,
+    selection,
+    sizes,
+    per_unit,
+    choices,
 ):
     split, whole = PartitionSpec("runs"), PartitionSpec()
     body = functools.partial(
-        _learn_units_impl, d=d, selection=selection, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
+        _learn_units_impl,
+        d=d,
+        selection=selection,
+        sizes=sizes,
+        per_unit=per_unit,
+        gather=len(devices) > 1,
+        choices=choices,
     )
     in_specs = (split, whole, split if per_unit else whole, whole, whole, whole, whole, whole, whole)
     return sharded(body, devices, in_specs, (split, whole, whole))(
@@ -363,15 +416,30 @@ def _learn_units(
 
 
 def _learn_units_impl(
-    carries, board, hyper, objective, rows, y, arrival, served, length, *, d, selection, sizes, per_unit, gather
+    carries,
+    board,
+    hyper,
+    objective,
+    rows,
+    y,
+    arrival,
+    served,
+    length,
+    *,
+    d,
+    selection,
+    sizes,
+    per_unit,
+    gather,
+    choices,
 ):
     """The engine's rounds over one batch for this device's units of each learner, every configuration's
     scores gathered, then the board's update (as the one-device backend's, :mod:`jcsol.live.packed`, per unit)."""
     y = working_labels(y, rows)
     n = y.shape[0]
     new, per_learner = [], []
-    for carry, (learner, own), size in zip(carries, hyper, sizes):
-        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d, per_unit=per_unit)
+    for carry, (learner, own), size, chosen in zip(carries, hyper, sizes, choices):
+        carry, s = batch_rounds(carry, learner, own, rows, y, length, d=d, choice=chosen, per_unit=per_unit)
         new.append(carry)
         s = _all_units(s, gather)  # (units, block, n)
         per_learner.append(s.reshape(-1, n)[:size].T)
