@@ -86,8 +86,17 @@ CANDIDATES = {
     "COG-II +bias": ("COG-II +bias",),
     "ACOG-II-diag +bias": ("ACOG-II-diag +bias",),
     "ACOG-II +bias": ("ACOG-II +bias",),
+    "COG-II scaled": ("COG-II scaled",),
+    "ACOG-II-diag scaled": ("ACOG-II-diag scaled",),
+    "ACOG-II scaled": ("ACOG-II scaled",),
+    "ACOG-I+II scaled": ("ACOG-I scaled", "ACOG-II scaled"),
+    "ACOG-II, raw and scaled": ("ACOG-II", "ACOG-II scaled"),
+    "ACOG-I+II, raw and scaled": ("ACOG-I", "ACOG-II", "ACOG-I scaled", "ACOG-II scaled"),
 }
 BIAS = " +bias"
+SCALED = " scaled"  # scale="online": each feature standardised inside the round (jcsol.core.scaling)
+#: The configuration the README recommends, by the name this table prints.
+RECOMMENDED = "ACOG-II"
 ONE_ETA = ("ACOG-II", "ACOG-II +bias")  # learners whose best single η over all streams is shown
 PEERS = ("VW logistic, ρ_t", "VW logistic, known ρ", "river LR, w=ρ_t", "river LR, under-sampled")
 
@@ -140,23 +149,29 @@ def laplace_weights(y: np.ndarray) -> np.ndarray:
 
 def variant(name: str, d: int, full_max_d: int) -> str:
     """The registered variant a candidate's learner runs as: full ACOG falls back to ACOG-diag for large d."""
-    name = name.removesuffix(BIAS)
+    name = name.removesuffix(SCALED).removesuffix(BIAS)
     if name in ("ACOG-I", "ACOG-II") and d > full_max_d:
         return name + "-diag"
     return name
+
+
+def suffix(name: str) -> str:
+    """A candidate learner's suffixes (``+bias``, ``scaled``), as its run keeps them."""
+    return (BIAS if BIAS in name else "") + (SCALED if name.endswith(SCALED) else "")
 
 
 def grid_scores(y: np.ndarray, X: np.ndarray, measure: str, names: set[str], full_max_d: int):
     """Every η's pre-update scores ``(T, 11)`` of each learner, learnt once through :class:`jcsol.Live` (a
     name that runs as another's variant reads that one's scores)."""
     with_bias = jcsol.datasets.add_bias(X)
-    runs = {name: variant(name, X.shape[1], full_max_d) + (BIAS if name.endswith(BIAS) else "") for name in names}
+    runs = {name: variant(name, X.shape[1], full_max_d) + suffix(name) for name in names}
     scores, seconds = {}, {}
     for run in sorted(set(runs.values())):
-        rows = with_bias if run.endswith(BIAS) else X
-        learner = jcsol.by_name(run.removesuffix(BIAS), eta=ETA)
+        rows = with_bias if BIAS in run else X
+        learner = jcsol.by_name(run.removesuffix(SCALED).removesuffix(BIAS), eta=ETA)
+        scale = "online" if run.endswith(SCALED) else None
         start = time.perf_counter()
-        scores[run] = Live(learner, OBJECTIVES[measure]).learn(rows, y, return_scores=True)
+        scores[run] = Live(learner, OBJECTIVES[measure], scale=scale).learn(rows, y, return_scores=True)
         seconds[run] = time.perf_counter() - start
     return {name: scores[run] for name, run in runs.items()}, seconds
 
@@ -276,6 +291,20 @@ def add_one_eta_rows(measure: str, streams: list[Stream], table: dict, per_eta: 
             table[s.name][f"{learner} η={ETA[k]:g}, one η"] = Cell(float(row[k]))
 
 
+def add_best_peer_rows(measure: str, streams: list[Stream], table: dict) -> None:
+    """A row of the best peer on each stream (its name in the note), and the recommended configuration's row
+    again under the name ``recommended``."""
+    pick = max if measure == "sum" else min
+    for s in streams:
+        cells = table[s.name]
+        peers = [(cells[p].value, p) for p in PEERS if p in cells]
+        if peers:
+            best, name = pick(peers)
+            cells["best peer"] = Cell(best, name)
+        if RECOMMENDED in cells:
+            cells[f"recommended ({RECOMMENDED})"] = cells[RECOMMENDED]
+
+
 def print_table(measure: str, streams: list[Stream], table: dict[str, dict[str, Cell]], reference: str) -> None:
     better = (lambda a, b: a > b) if measure == "sum" else (lambda a, b: a < b)
     unit = "balanced accuracy of the served predictions, %" if measure == "sum" else "(0.9·FN + 0.1·FP) per 100 events"
@@ -296,6 +325,18 @@ def print_table(measure: str, streams: list[Stream], table: dict[str, dict[str, 
         print(f"{row:<{width}}{line}{mean}{wins if row != reference else '':>5}")
     hindsight = [table[s.name]["best of the 44 in hindsight"].note for s in streams]
     print("best of the 44 in hindsight: " + "; ".join(f"{s.name} {h}" for s, h in zip(streams, hindsight)))
+    if all("best peer" in table[s.name] for s in streams):
+        print("best peer: " + "; ".join(f"{s.name} {table[s.name]['best peer'].note}" for s in streams))
+        at_least = (lambda a, b: a >= b) if measure == "sum" else (lambda a, b: a <= b)
+        for row in rows:
+            cells = [table[s.name].get(row) for s in streams]
+            if row in PEERS or row == "best peer" or not all(cells):
+                continue
+            held = sum(
+                at_least(round(c.value, 1), round(table[s.name]["best peer"].value, 1)) for s, c in zip(streams, cells)
+            )
+            if row.startswith("recommended") or held >= len(streams) - 1:
+                print(f"  {row}: at or above the best peer on {held} of {len(streams)} streams")
 
 
 def main() -> None:
@@ -343,12 +384,16 @@ def main() -> None:
     reference = PEERS[0] if peers else "ACOG-I-diag"
     for measure in OBJECTIVES:
         add_one_eta_rows(measure, streams, tables[measure], per_eta[measure])
+        if peers:
+            add_best_peer_rows(measure, streams, tables[measure])
         print_table(measure, streams, tables[measure], reference)
     print(
         f"\nfull-covariance ACOG where d <= {args.full_max_d}; every grid: 11 η (jcsol.decades()), served by "
         f"follow-the-leader; 'ACOG-I η={FIXED_ETA:g}': that one configuration (ACOG()'s default η); 'one η': "
         "the η of the best mean over these streams, fixed (hindsight over the streams); '+bias': a constant "
-        "feature appended (jcsol.datasets.add_bias); peers have their own (VW's constant, river's intercept)"
+        "feature appended (jcsol.datasets.add_bias); 'scaled': each feature standardised inside the round "
+        "(scale=\"online\", by the events before each); peers have their own (VW's constant, river's "
+        "intercept and scaler)"
     )
     print(
         f"total {time.perf_counter() - start:.0f} s; load average {os.getloadavg()[0]:.1f} at the end "

@@ -9,8 +9,12 @@ protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and th
   an iteration of its loop (``--kernels``);
 * every figure beside the host CPU's (a child process on the same machine, ``JAX_PLATFORMS=cpu``), after a check
   of which of jcsol's CPU programs the installed jaxlib compiles on 1, 2 and every core's device;
-* full ACOG-I over a9a (d = 123) and a protein-shaped stream (d = 357), 220 runs, a round and 8 rounds an
-  iteration, with the share of the device's peak bandwidth their state traffic reaches;
+* full ACOG-II over a9a (d = 123), 220 runs: the scan 8 rounds an iteration against the kernel (Σ in registers,
+  at 4, 8 — its default — and 16 warps a program), beside the host CPU (estimated from a prefix of the rounds);
+  the kernel's agreement with the scan, and how close both stay to a float64 loop over a whole a9a pass
+  (``benchmarks/kernel_numerics.py``);
+* full ACOG-I over a protein-shaped stream (d = 357, beyond the kernel's registers), 220 runs, on the scan a round
+  and 8 rounds an iteration, with the share of the device's peak bandwidth its state traffic reaches;
 * a ``jax.profiler`` trace of 64 rounds of each path, parsed here: kernels per round, device time against wall
   time per round; Nsight Compute's registers, spills, occupancy, speed of light and warp states of the kernel
   (1 and 4 rounds an iteration), where ``ncu`` is installed;
@@ -18,8 +22,7 @@ protocol (48,842 rounds; ACOG-I-diag, 11 η × 20 permutations: 220 runs) and th
   the scan's on the same orders (counts equal but for rounds whose score is within 1e-5 of 0, relative; states
   within 1e-5 of each run's scale; whether the bits are the same);
 * a toy scan's cost per iteration (the launch cost that the kernel path removes), and KOIL's 8,820-run (σ, C)
-  grid on letter, a round and 8 rounds an iteration, each run whole when the rest of the budget allows, else
-  estimated from a prefix.
+  grid on letter, run whole when the rest of the budget allows, else estimated from a prefix.
 
 ``--only`` runs the steps named (and ``scans`` adds the scan variants to the two sweeps' kernel shapes).
 
@@ -563,7 +566,42 @@ def cpu_worker(data_dir: Path, dry: bool, n_perm: int, n_eta: int, rows) -> dict
     out["a9a ACOG-I-diag 220"] = public(timed(learner, X, y, perms, "scan", 1))
     grid = jcsol.grid(jcsol.ACOG(diagonal=True), eta=etas(n_eta), gamma=etas(n_eta))
     out["a9a ACOG-I-diag 2420"] = public(timed(grid, X, y, perms, "scan", 1))
+    prefix = min(FULL_CPU_ROUNDS, perms.shape[1])  # full Σ on the CPU: a prefix of the rounds, scaled
+    full = public(timed(jcsol.ACOG(eta=etas(n_eta), loss="II"), X, y, perms[:, :prefix], "scan", 1))
+    full["estimated_from_rounds"] = prefix
+    full["run_s"] *= perms.shape[1] / prefix
+    out["a9a ACOG-II full 220"] = full
     return out
+
+
+#: The rounds of full ACOG-II the host CPU runs, its time scaled to the whole stream's.
+FULL_CPU_ROUNDS = 4096
+
+
+def full_paths(dry: bool) -> list[tuple[str, object]]:
+    """The paths of the full-covariance comparison: the GPU's scan, and the kernel at its default warps (8 for
+    d = 123: Σ at 64 registers a thread, :func:`jcsol.core.triton.warps`) and at 4 and 16. The machine code
+    (``benchmarks/kernel_code.py --learner ACOG-II --warps 4,8,16 --unroll 1``) has 252, 167 and 118 registers a
+    thread, no spills, 614, 401 and 296 instructions a warp-round: modelled at 39.6 ms for 8 warps."""
+    import jcsol
+
+    if dry:
+        return [("scan unroll=8", jcsol.Scan(unroll=8)), ("kernel", jcsol.Kernel())]
+    return [
+        ("scan unroll=8", jcsol.Scan(unroll=8)),
+        ("kernel", jcsol.Kernel()),
+        ("kernel warps=4", jcsol.Kernel(num_warps=4)),
+        ("kernel warps=16", jcsol.Kernel(num_warps=16)),
+    ]
+
+
+def numerics(X, y) -> dict:
+    """``benchmarks/kernel_numerics.py``'s comparison: full ACOG-II (η = 1) over the rows in their order, the scan
+    and the kernel against a float64 loop."""
+    sys.path.insert(0, str(HERE))
+    import kernel_numerics
+
+    return kernel_numerics.compare(X, y, loss="II", eta=1.0, tol=EPS)
 
 
 def full_covariance(X, y, perms, n_eta: int, peak: float | None, unroll: int = 1) -> dict:
@@ -719,12 +757,16 @@ def main(argv=None) -> int:
     step("profile kernel", 15, profile, learner, X, y, short, jcsol.Kernel())
     step("a9a ACOG-I-diag 2420", 60, compare_paths, window, "a9a ACOG-I-diag 2420", grid, X, y, perms, dry, cpu, paths)
     window.say(f"  fastest on both sweeps: {fastest(window.record['steps'])}")
+    full = jcsol.ACOG(eta=etas(s["decades"]), loss="II")
+    name = "a9a ACOG-II full 220"
+    step(name, 90, compare_paths, window, name, full, X, y, perms, dry, cpu, full_paths(dry))
+    step("agreement a9a ACOG-II full 220", 30, agreement, full, X, y, perms, jcsol.Kernel())
+    step("numerics a9a ACOG-II full", 30, numerics, X, y)
     rows, d = s["protein"]
     from jcsol.datasets.synthetic import linear_stream
 
     Xp, yp = linear_stream(rows, d, 1 / 2.7, seed=1)
     for unroll, label in ((1, ""), (8, " unroll=8")):
-        step(f"a9a ACOG-I full 220{label}", 40, full_covariance, X, y, perms, s["decades"], peak, unroll)
         step(
             f"protein ACOG-I full 220{label}",
             60,
@@ -734,7 +776,6 @@ def main(argv=None) -> int:
     if not dry:
         step("ncu kernel", 60, nsight_compute, window)
     step("letter KOIL grid", 30, koil, args.data_dir, window, dry)
-    step("letter KOIL grid unroll=8", 30, koil, args.data_dir, window, dry, 8)
     window.say(f"figures in {json_path} ({window.left():.0f} s of the budget left)")
     window.save()
     return 0

@@ -16,12 +16,21 @@ The model is fitted to a measured round: the load latency at which the loop taki
 takes ``--measured-cycles`` (for ACOG-I-diag by default: the 0.30 µs a round measured on an NVIDIA H200 at
 1,980 MHz, ``benchmarks/results/gpu_window-h200-2026-11-27.md``), and each loop's cycles at that latency.
 
+A program of several warps (the full-covariance kernels: Σ spread over its threads' registers) shares its SM's
+four schedulers with the other programs resident there: how many fit is set by the registers a thread (65,536
+an SM) and 64 warps an SM, and the runs beyond one wave of them wait for the next. The protocol's modelled time
+is then ``waves × rounds × max(the one-warp model's cycles, warps a scheduler × instructions a round)`` at the
+H200's clock and 132 SMs (``--runs``, ``--rounds``), the second term the schedulers' issue, the load latency
+the one fitted to ACOG-I-diag's measured round (``--load-latency`` to set another).
+
 This is the code the pip Triton compiler writes, not necessarily jaxlib's own (the device compiles the kernel
 with the Triton that jaxlib's GPU plugin ships), and a model of its timing: ``benchmarks/gpu_window.py`` measures
 the loops on the device.
 
     python benchmarks/kernel_code.py                       # the ACOG-I-diag kernel, 1, 2, 4 and 8 rounds an iteration
     python benchmarks/kernel_code.py --learner COG-I --unroll 1,4 --json out.json
+    python benchmarks/kernel_code.py --learner ACOG-II,AROW --unroll 1 --warps 4,8,16   # full Σ, d = 123
+    python benchmarks/kernel_code.py --learner all --unroll 1     # every learner the kernel covers
 """
 
 from __future__ import annotations
@@ -50,6 +59,11 @@ REGISTER = re.compile(r"\b(U?R\d+|U?P\d)\b")
 #: A round of ACOG-I-diag's kernel (one run a program on one warp, one round an iteration) measured on an NVIDIA
 #: H200: 0.30 µs at 1,980 MHz (``benchmarks/results/gpu_window-h200-2026-11-27.md``).
 H200_ROUND_CYCLES = 0.30e-6 * 1.98e9
+H200_CLOCK = 1.98e9
+H200_SMS = 132
+REGISTERS_AN_SM = 65536
+WARPS_AN_SM = 64
+SCHEDULERS_AN_SM = 4
 
 
 def triton_ir(learner, *, unroll: int, block: int, warps: int, d: int, perms: int) -> str:
@@ -190,7 +204,10 @@ def fitted_latency(loop: list[str], rounds: int, measured_cycles: float) -> int 
 
 
 def learner_grid(name: str):
-    """``name``'s variant over :func:`jcsol.decades` of its first hyperparameter (the a9a protocol's grid)."""
+    """``name``'s variant over :func:`jcsol.decades` of its first hyperparameter (the a9a protocol's grid), or a
+    tenth apart where decades leave its range (a confidence in (0.5, 1))."""
+    import numpy as np
+
     import jcsol
 
     learner = jcsol.by_name(name)
@@ -199,16 +216,47 @@ def learner_grid(name: str):
     hp = learner.hyperparameters()
     if not hp:
         return learner
-    return learner.replace(**{next(iter(hp)): jcsol.decades()})
+    first = next(iter(hp))
+    try:
+        return learner.replace(**{first: jcsol.decades()})
+    except ValueError:
+        value = float(np.asarray(hp[first]))
+        return learner.replace(**{first: value * np.linspace(0.9, 1.1, 11)})
+
+
+def residency(registers: int, warps: int) -> int:
+    """Programs of ``warps`` warps at ``registers`` a thread (allocated 8 at a time) resident on one SM."""
+    allocated = -(-registers // 8) * 8
+    return max(0, min(REGISTERS_AN_SM // (allocated * 32 * warps), WARPS_AN_SM // warps))
+
+
+def protocol_ms(cycles_one_warp: float, instructions: float, registers: int, warps: int, runs: int, rounds: int):
+    """``(waves, warps a scheduler, modelled ms)`` of ``runs`` programs of one run over ``rounds`` rounds."""
+    per_sm = residency(registers, warps)
+    if per_sm == 0:
+        return 0, 0.0, float("inf")
+    waves = -(-runs // (per_sm * H200_SMS))
+    resident = min(runs, per_sm * H200_SMS) / H200_SMS
+    per_scheduler = max(1.0, resident * warps / SCHEDULERS_AN_SM)
+    cycles = max(cycles_one_warp, per_scheduler * instructions)
+    return waves, per_scheduler, 1e3 * waves * rounds * cycles / H200_CLOCK
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--learner", default="ACOG-I-diag")
+    parser.add_argument("--learner", default="ACOG-I-diag", help="names, comma-separated, or 'all' covered")
     parser.add_argument("--unroll", default="1,2,4,8", help="rounds an iteration compared (default 1,2,4,8)")
     parser.add_argument("--block", type=int, default=1)
-    parser.add_argument("--warps", type=int, default=1)
+    parser.add_argument("--warps", default="", help="warps a program, comma-separated (default: the kernel's own)")
+    parser.add_argument("--d", type=int, default=123, help="features (default 123, a9a's)")
+    parser.add_argument("--runs", type=int, default=220, help="runs of the protocol modelled (default 220)")
+    parser.add_argument("--rounds", type=int, default=48_842, help="rounds of the protocol modelled (a9a's)")
     parser.add_argument("--latencies", default="0,200,400,600,800", help="global load latencies modelled, cycles")
+    parser.add_argument(
+        "--load-latency",
+        type=int,
+        help="the load latency of the protocol's model (default: fitted to ACOG-I-diag's round on the H200)",
+    )
     parser.add_argument(
         "--measured-cycles",
         type=float,
@@ -221,46 +269,113 @@ def main(argv=None) -> int:
         print("the Triton compiler is not installed: pip install triton", file=sys.stderr)
         return 2
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # fused multiply-adds: Triton's default before 3.10
-    learner = learner_grid(args.learner)
+    import jcsol
+    from jcsol.core import chunks, triton
+
+    names = (
+        sorted(n for n in jcsol.VARIANTS if jcsol.by_name(n).kernel_steps)
+        if args.learner == "all"
+        else [n.strip() for n in args.learner.split(",")]
+    )
     latencies = [int(v) for v in args.latencies.split(",")]
-    if args.measured_cycles is None and (args.learner, args.block, args.warps) == ("ACOG-I-diag", 1, 1):
-        args.measured_cycles = H200_ROUND_CYCLES
     unrolls = [int(v) for v in args.unroll.split(",")]
-    record: dict = {"learner": args.learner, "block": args.block, "warps": args.warps, "loops": {}}
+    if args.load_latency is None:
+        ir = triton_ir(learner_grid("ACOG-I-diag"), unroll=1, block=1, warps=1, d=123, perms=20)
+        with tempfile.TemporaryDirectory() as tmp:
+            args.load_latency = fitted_latency(main_loop(machine_code(ir, 1, Path(tmp))["sass"]), 1, H200_ROUND_CYCLES)
+    print(f"global load latency of the protocol's model: {args.load_latency} cycles")
+    records = []
+    for name in names:
+        learner = learner_grid(name)
+        if args.warps:
+            warp_counts = [int(v) for v in args.warps.split(",")]
+        else:
+            state = chunks.state_shapes(learner, d=args.d, dtype="float32")
+            leaves = [jax_shape((1, 1) + leaf.shape) for leaf in jcsol_leaves(state)]
+            warp_counts = [triton.warps(jcsol.Kernel(), leaves, args.d)]
+        for warps in warp_counts:
+            records.append(measure(name, learner, args, unrolls, warps, latencies))
+    for record in records:
+        report(record, latencies)
+    if args.json:
+        out = records[0] if len(records) == 1 else records
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+def jcsol_leaves(tree):
+    import jax
+
+    return jax.tree.leaves(tree)
+
+
+def jax_shape(shape):
+    import jax
+
+    return jax.ShapeDtypeStruct(shape, "float32")
+
+
+def measure(name: str, learner, args, unrolls: list[int], warps: int, latencies: list[int]) -> dict:
+    """One kernel shape's machine code and model, for each number of rounds an iteration."""
+    measured = args.measured_cycles
+    if measured is None and (name, args.block, warps) == ("ACOG-I-diag", 1, 1):
+        measured = H200_ROUND_CYCLES
+    record: dict = {"learner": name, "block": args.block, "warps": warps, "d": args.d, "loops": {}}
     loops = {}
     for unroll in unrolls:
-        ir = triton_ir(learner, unroll=unroll, block=args.block, warps=args.warps, d=123, perms=20)
+        ir = triton_ir(learner, unroll=unroll, block=args.block, warps=warps, d=args.d, perms=20)
         with tempfile.TemporaryDirectory() as tmp:
-            code = machine_code(ir, args.warps, Path(tmp))
+            code = machine_code(ir, warps, Path(tmp))
         loops[unroll] = main_loop(code["sass"])
         record["triton"] = code["triton"]
+        per_round = len(loops[unroll]) / unroll
+        cycles = {lat: cycles_per_iteration(loops[unroll], lat) / unroll for lat in latencies}
+        one_warp = cycles_per_iteration(loops[unroll], args.load_latency) / unroll
+        waves, per_scheduler, ms = protocol_ms(
+            one_warp, per_round, code["registers"], warps, args.runs // args.block, args.rounds
+        )
         record["loops"][unroll] = {
             "registers": code["registers"],
             "spill_bytes": code["spill_bytes"],
-            "instructions_a_round": len(loops[unroll]) / unroll,
-            "cycles_a_round": {lat: cycles_per_iteration(loops[unroll], lat) / unroll for lat in latencies},
+            "instructions_a_round": per_round,
+            "cycles_a_round": cycles,
+            "programs_an_sm": residency(code["registers"], warps),
+            "waves": waves,
+            "warps_a_scheduler": per_scheduler,
+            "load_latency": args.load_latency,
+            "protocol_ms": ms,
         }
     fitted = None
-    if args.measured_cycles is not None and 1 in loops:
-        fitted = record["fitted_load_latency"] = fitted_latency(loops[1], 1, args.measured_cycles)
+    if measured is not None and 1 in loops:
+        fitted = record["fitted_load_latency"] = fitted_latency(loops[1], 1, measured)
+        record["measured_cycles"] = measured
     if fitted is not None:
         for unroll, loop in loops.items():
             record["loops"][unroll]["cycles_a_round_at_fitted_latency"] = cycles_per_iteration(loop, fitted) / unroll
-    print(f"{args.learner}, {args.block} run(s) a program on {args.warps} warp(s), sm_90, Triton {record['triton']}")
+    return record
+
+
+def report(record: dict, latencies: list[int]) -> None:
+    print(
+        f"{record['learner']}, d = {record['d']}, {record['block']} run(s) a program on {record['warps']} warp(s), "
+        f"sm_90, Triton {record['triton']}"
+    )
+    fitted = record.get("fitted_load_latency")
     if fitted is not None:
-        print(f"fitted global load latency: {fitted} cycles (a round of one an iteration = {args.measured_cycles:.0f})")
+        print(
+            f"fitted global load latency: {fitted} cycles "
+            f"(a round of one an iteration = {record['measured_cycles']:.0f})"
+        )
     header = "unroll  registers  spills  instr/round  " + "  ".join(f"L={lat:<4d}" for lat in latencies)
-    print(header + ("  fitted" if fitted is not None else ""))
+    print(header + "  programs/SM  waves  ms" + ("  fitted" if fitted is not None else ""))
     for unroll, row in record["loops"].items():
         cells = "  ".join(f"{row['cycles_a_round'][lat]:6.0f}" for lat in latencies)
+        ms = row["protocol_ms"]
         tail = f"  {row['cycles_a_round_at_fitted_latency']:6.0f}" if fitted is not None else ""
         print(
             f"{unroll:6d}  {row['registers']:9d}  {row['spill_bytes']:6d}  {row['instructions_a_round']:11.0f}  "
-            f"{cells}{tail}"
+            f"{cells}  {row['programs_an_sm']:11d}  {row['waves']:5d}  {ms:5.1f}{tail}"
         )
-    if args.json:
-        args.json.write_text(json.dumps(record, indent=1) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 DEFAULT_LEARNERS = ["ACOG-II", "COG-II", "ACOG-I", "COG-I"]
 #: A table's hashed features are 2**bits wide (2**18 by default): ACOG's full d × d covariance would not fit.
 DEFAULT_TABLE_LEARNERS = ["ACOG-II-diag", "COG-II", "ACOG-I-diag", "COG-I"]
+#: The points of ``--plot``'s online curves without ``--curve-points``.
+DEFAULT_CURVE_POINTS = 200
 
 
 class UsageError(Exception):
@@ -80,15 +82,104 @@ def parse_grid(spec: str) -> tuple[str, np.ndarray]:
         raise ValueError(f"--grid {spec!r}: {err}") from None
 
 
-def _grid_axes(specs: list[str]) -> dict[str, np.ndarray]:
-    """The ``--grid`` options as ``{name: values}``, refusing a name given twice."""
-    axes: dict[str, np.ndarray] = {}
+def _grid_specs(specs: list[str]) -> dict[str, tuple[str, np.ndarray]]:
+    """The ``--grid`` options as ``{name: (spec as written, values)}``, refusing a name given twice."""
+    axes: dict[str, tuple[str, np.ndarray]] = {}
     for spec in specs:
         name, values = parse_grid(spec)
         if name in axes:
             raise UsageError(f"--grid {name} is given twice; give all its values in one --grid {name}=...")
-        axes[name] = values
+        axes[name] = (spec, values)
     return axes
+
+
+def _value_texts(spec: str, values: np.ndarray) -> list[str]:
+    """Each value of a ``--grid`` spec as the user wrote it (a list's items), or as a range's powers of ten."""
+    written = spec.partition("=")[2]
+    return written.split(",") if ":" not in written else [f"{v:g}" for v in values]
+
+
+def _check_in_float32(obj, field: str, value: float, given: str) -> None:
+    """Refuses, naming ``given`` (the option as written), a value that ``obj`` takes but refuses once the runs'
+    float32 rounds it (``eta=1e-50`` is 0 there, ``eta=1e39`` infinite): judged before any data is read."""
+    with np.errstate(over="ignore", under="ignore"):
+        rounded = float(np.float32(value))
+    try:
+        obj.replace(**{field: rounded})
+    except ValueError as err:
+        raise UsageError(f"{given} is {rounded:g} in float32, the runs' dtype: {err}") from None
+
+
+def _check_key(key: int, rerun: bool) -> None:
+    """Refuses a seed outside [0, 2**32), the range JAX keeps, and, when the selected values are re-run (on the
+    seed ``key + 1``), the last one."""
+    if not 0 <= key < 2**32:
+        raise UsageError(f"--key must be a seed in [0, 2**32), got {key}")
+    if rerun and key + 1 >= 2**32:
+        raise UsageError(f"--key {key}: the re-run's seed, key + 1, is 2**32, beyond [0, 2**32); give a smaller key")
+
+
+def _objective_options(args: argparse.Namespace) -> None:
+    """Checks the options of the objective, filling in their defaults: those of the other objective are refused
+    (``--c-p`` with ``--objective sum`` would be ignored), and so is a weight outside (0, 1), or one that the
+    runs' float32 rounds to a value the objective refuses."""
+    import jcsol
+
+    others = {"sum": (("--c-p", args.c_p),), "cost": (("--alpha-p", args.alpha_p), ("--rho", args.rho))}
+    for option, value in others[args.objective]:
+        if value is not None:
+            raise UsageError(f"{option} is not an option of --objective {args.objective}: leave it out")
+    if args.objective == "sum":
+        args.alpha_p = 0.5 if args.alpha_p is None else args.alpha_p
+        args.rho = args.rho or "offline"
+        if not 0 < args.alpha_p < 1:
+            raise UsageError(f"--alpha-p must be in (0, 1), got {args.alpha_p}")
+        _check_in_float32(jcsol.Sum(), "alpha_p", args.alpha_p, f"--alpha-p {args.alpha_p}")
+    else:
+        args.c_p = 0.9 if args.c_p is None else args.c_p
+        if not 0 < args.c_p < 1:
+            raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
+        _check_in_float32(jcsol.Cost(), "c_p", args.c_p, f"--c-p {args.c_p}")
+        _check_in_float32(jcsol.Cost(), "c_n", 1.0 - args.c_p, f"--c-p {args.c_p} (c_n = 1 - c_p)")
+
+
+def _run_inputs(args: argparse.Namespace) -> list[Path]:
+    """Every file ``jcsol run`` may read ``--data`` from (:func:`_load_named`'s places): the path itself, and in the
+    data folder ``NAME``, ``NAME.gz`` and the files of the papers' dataset ``NAME``."""
+    from .datasets import DATASETS, ENV_DATA
+
+    paths = [Path(args.data)]
+    folder = args.data_dir if args.data_dir is not None else os.environ.get(ENV_DATA) or None
+    if folder is not None:
+        base = Path(folder).expanduser()
+        files = DATASETS[args.data].files if args.data in DATASETS else ()
+        paths += [base / args.data, base / f"{args.data}.gz", *(base / f for f in files)]
+    return paths
+
+
+def _run_outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The files ``jcsol run`` writes, each with its option as written: ``--plot STEM`` writes ``STEM.png`` and
+    ``STEM.svg`` (a ``.png`` or ``.svg`` suffix of the stem left out, as :func:`jcsol.plots.save` names them)."""
+    outputs = [(f"--{option} {path}", Path(path)) for option in ("csv", "json") if (path := getattr(args, option))]
+    if args.plot:
+        stem = Path(args.plot)
+        stem = stem.with_suffix("") if stem.suffix.lower() in (".png", ".svg") else stem
+        outputs += [(f"--plot {args.plot}", stem.with_name(stem.name + suffix)) for suffix in (".png", ".svg")]
+    return outputs
+
+
+def _refuse_clobbering(outputs: list[tuple[str, Path]], inputs: list[tuple[str, Path]]) -> None:
+    """Refuses an output that is one of the command's inputs, or another of its outputs — the same file under any
+    name (a link, a path through a linked folder) —, before anything is read or written."""
+    from .files import same_file
+
+    for i, (given, path) in enumerate(outputs):
+        for source, other in inputs:
+            if same_file(path, other):
+                raise UsageError(f"{given} would overwrite {other}, an input ({source}): give another path")
+        for other_given, other in outputs[:i]:
+            if same_file(path, other):
+                raise UsageError(f"{other_given} and {given} name the same file {path}: give each its own path")
 
 
 def _positive_int(text: str) -> int:
@@ -206,9 +297,21 @@ def _parser() -> argparse.ArgumentParser:
         "progressive measure at the end",
     )
     run.add_argument("--objective", choices=["sum", "cost"], default="sum")
-    run.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity for sum (default 0.5)")
-    run.add_argument("--c-p", type=float, default=0.9, help="cost of a false negative for cost (default 0.9)")
-    run.add_argument("--rho", choices=["offline", "laplace"], default="offline", help="ρ for sum")
+    run.add_argument(
+        "--scale",
+        choices=["online"],
+        help="standardise each feature inside the round, row t of each run by the rows before it (dense rows "
+        "centred and scaled, sparse rows scaled; default: the rows as given)",
+    )
+    run.add_argument(
+        "--alpha-p", type=float, help="weight of sensitivity for --objective sum (default 0.5; refused with cost)"
+    )
+    run.add_argument(
+        "--c-p", type=float, help="cost of a false negative for --objective cost (default 0.9; refused with sum)"
+    )
+    run.add_argument(
+        "--rho", choices=["offline", "laplace"], help="ρ for --objective sum (default offline; refused with cost)"
+    )
     run.add_argument(
         "--grid", action="append", metavar="NAME=LO:HI", help="hyperparameter grid, repeatable (default: eta=1e-5:1e5)"
     )
@@ -218,7 +321,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="re-run the selected values on fresh permutations (key + 1) and report those",
     )
-    run.add_argument("--key", type=int, default=0, help="random seed (default 0)")
+    run.add_argument("--key", type=int, default=0, help="random seed in [0, 2**32) (default 0)")
     run.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     run.add_argument(
         "--measures",
@@ -235,9 +338,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH_STEM",
         help="write the online curves of the selected runs to PATH_STEM.png and PATH_STEM.svg",
     )
-    run.add_argument(
-        "--curve-points", type=_positive_int, default=200, help="points of the online curves for --plot (default 200)"
-    )
+    run.add_argument("--curve-points", type=_positive_int, help="points of the online curves for --plot (default 200)")
 
     listing = commands.add_parser(
         "learners", help="list the registered learners: hyperparameters and defaults, options, paths, paper"
@@ -252,15 +353,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets of the table")
     rep.add_argument("--learners", nargs="+", metavar="NAME", help="only these learners of the table")
     rep.add_argument("--columns", nargs="+", choices=["sum", "cost"], help="only these measures of the table")
-    rep.add_argument("--perms", type=_positive_int, default=20, help="random permutations (default: 20)")
-    rep.add_argument("--folds", type=_positive_int, default=5, help="folds for acog-table3 (default: 5)")
+    rep.add_argument(
+        "--perms", type=_positive_int, help="random permutations, for the tables that take them (default: 20)"
+    )
+    rep.add_argument("--folds", type=_positive_int, help="folds, for acog-table3 only (default: 5)")
     rep.add_argument("--max-rows", type=_positive_int, help="subsample every dataset to this many rows (quick look)")
     rep.add_argument(
         "--no-rerun",
         action="store_true",
         help="report the selection runs themselves (the papers' way), not a re-run on fresh permutations",
     )
-    rep.add_argument("--key", type=int, default=0, help="random seed (default 0)")
+    rep.add_argument("--key", type=int, default=0, help="random seed in [0, 2**32) (default 0)")
     rep.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     rep.add_argument("--csv", metavar="PATH", help="write the comparison rows as CSV")
     rep.add_argument("--json", metavar="PATH", help="write the comparison rows as JSON")
@@ -289,8 +392,13 @@ def _run(args: argparse.Namespace) -> str:
 
     for option in ("csv", "json", "plot"):
         _check_output(f"--{option}", getattr(args, option))
-    if args.csv and args.json and Path(args.csv).expanduser().resolve() == Path(args.json).expanduser().resolve():
-        raise UsageError(f"--csv and --json name the same file {args.csv}")
+    _refuse_clobbering(_run_outputs(args), [(f"--data {args.data}", path) for path in _run_inputs(args)])
+    _check_key(args.key, rerun=args.rerun and not args.all)
+    if args.rerun and args.all:
+        raise UsageError("--rerun re-runs the selected values; --all selects none: leave out one of them")
+    if args.curve_points is not None and not args.plot:
+        raise UsageError("--curve-points sets the points of --plot's curves: give --plot, or leave it out")
+    _objective_options(args)
     if args.positive is not None and not args.positive:
         raise UsageError("--positive needs at least one label")
     if args.plot and args.all:
@@ -298,10 +406,6 @@ def _run(args: argparse.Namespace) -> str:
     if args.plot:
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("--plot needs matplotlib: pip install matplotlib (or jcsol[plot])")
-    if not 0 < args.alpha_p < 1:
-        raise UsageError(f"--alpha-p must be in (0, 1), got {args.alpha_p}")
-    if not 0 < args.c_p < 1:
-        raise UsageError(f"--c-p must be in (0, 1), got {args.c_p}")
     file_order = args.order == "file"
     if file_order and args.perms is not None:
         raise UsageError("--order file runs the rows once, in the file's order: leave out --perms")
@@ -309,7 +413,8 @@ def _run(args: argparse.Namespace) -> str:
         raise UsageError("--rerun runs the selected values on fresh permutations; --order file has none")
     if not file_order and args.perms is None:
         args.perms = 20
-    axes = _grid_axes(args.grid or ["eta=1e-5:1e5"])
+    specs = _grid_specs(args.grid or ["eta=1e-5:1e5"])
+    axes = {name: values for name, (_, values) in specs.items()}
     learners = {}
     for requested in args.learner or (DEFAULT_TABLE_LEARNERS if _is_table(args.data) else DEFAULT_LEARNERS):
         learner = _learner(requested, args.loss)
@@ -325,6 +430,10 @@ def _run(args: argparse.Namespace) -> str:
                 jcsol.grid(learner, **usable)  # the values are checked here, before any data is read
             except (TypeError, ValueError) as err:
                 raise UsageError(f"--grid: {err}") from None
+            for axis in usable:
+                spec, values = specs[axis]
+                for text, value in zip(_value_texts(spec, values), values):
+                    _check_in_float32(learner, axis, value, f"--grid {spec}: {axis}={text}")
         learners[name] = (learner, usable)
     unused = sorted(set(axes) - {k for _, usable in learners.values() for k in usable})
     if unused and args.grid:
@@ -347,7 +456,8 @@ def _run(args: argparse.Namespace) -> str:
         if args.objective == "sum"
         else jcsol.Cost(c_p=args.c_p, c_n=1.0 - args.c_p)
     )
-    curve_points = min(args.curve_points if args.plot else PROGRESS_POINTS if file_order else 0, len(y))
+    plot_points = args.curve_points or DEFAULT_CURVE_POINTS
+    curve_points = min(plot_points if args.plot else PROGRESS_POINTS if file_order else 0, len(y))
     perms = "stream" if file_order else args.perms  # the file's order: one run per grid point
     weight = args.alpha_p if args.objective == "sum" else args.c_p  # the measure's weight (α_p or c_p)
     record_scores = any(metrics.of_scores(m) for m in args.measures or ())
@@ -366,6 +476,7 @@ def _run(args: argparse.Namespace) -> str:
                 key=args.key,
                 curve_points=curve_points,
                 record_scores=record_scores,
+                scale=args.scale,
             )
             rows[name], chosen[name] = res, {}
             _done(name, res, started)
@@ -382,6 +493,7 @@ def _run(args: argparse.Namespace) -> str:
             rerun=args.rerun,
             curve_points=curve_points,
             record_scores=record_scores,
+            scale=args.scale,
         )
         rows[name], chosen[name] = sel.result, sel.chosen
         _done(name, sel.result, started)
@@ -392,6 +504,7 @@ def _run(args: argparse.Namespace) -> str:
         + ("the file's order, one run per grid point" if file_order else f"{args.perms} permutations")
         + f"; objective {args.objective}"
         + ("; a constant feature 1 appended to every row (--bias)" if args.bias else "")
+        + ("; each feature standardised online (--scale online)" if args.scale else "")
         + ("" if args.all else f"; hyperparameters selected by mean {args.objective}")
         + ("; reported runs re-run on fresh permutations" if args.rerun and not args.all else "")
     )
@@ -663,6 +776,10 @@ def _reproduce(args: argparse.Namespace) -> str:
         _check_output(f"--{option}", getattr(args, option))
     data_dir = _data_dir(args.data_dir)
     spec = TABLES[args.table]
+    _check_key(args.key, rerun=spec.protocol == "select" and not args.no_rerun)
+    _protocol_options(args, spec.protocol)
+    outputs = [(f"--{option} {path}", Path(path)) for option in ("csv", "json") if (path := getattr(args, option))]
+    _refuse_clobbering(outputs, _reproduce_inputs(args.table, args.datasets, data_dir))
     for option, given, known in (
         ("--datasets", args.datasets, spec.datasets),
         ("--learners", args.learners, spec.learners),
@@ -717,6 +834,39 @@ def _reproduce(args: argparse.Namespace) -> str:
         )
         out.append(f"wrote {len(records)} rows to {args.json}")
     return "\n".join(out)
+
+
+#: What each protocol of :data:`jcsol.papers.TABLES` does, for the refusal of an option it does not take.
+PROTOCOLS = {
+    "select": "selects on random permutations",
+    "fixed": "runs the paper's fixed values on random permutations, re-running nothing",
+    "cv": "cross-validates, over folds, not permutations",
+}
+
+
+def _protocol_options(args: argparse.Namespace, protocol: str) -> None:
+    """Refuses an option of ``jcsol reproduce`` that the table's protocol would ignore (``--folds`` of a table
+    that selects on permutations), filling in the defaults of the others."""
+    takes = {"--perms": protocol != "cv", "--folds": protocol == "cv", "--no-rerun": protocol == "select"}
+    given = {"--perms": args.perms is not None, "--folds": args.folds is not None, "--no-rerun": args.no_rerun}
+    for option, taken in takes.items():
+        if given[option] and not taken:
+            raise UsageError(f"{option} does not apply to {args.table}, which {PROTOCOLS[protocol]}: leave it out")
+    args.perms = 20 if args.perms is None else args.perms
+    args.folds = 5 if args.folds is None else args.folds
+
+
+def _reproduce_inputs(table: str, datasets: list[str] | None, data_dir: Path) -> list[tuple[str, Path]]:
+    """The files of the data folder that ``jcsol reproduce`` reads for the table's datasets (or ``--datasets``)."""
+    from .datasets import DATASETS
+    from .papers import TABLES
+
+    spec, inputs = TABLES[table], []
+    for name in datasets or spec.datasets:
+        source = spec.files.get(name, name)
+        files = DATASETS[source].files if source in DATASETS else ()
+        inputs += [(f"the dataset {name} of {table}", data_dir / f) for f in files]
+    return inputs
 
 
 def _learners(args: argparse.Namespace) -> str:

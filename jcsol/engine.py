@@ -55,7 +55,7 @@ from .checkpoint import (
     save_share,
     update_digest,
 )
-from .core import checks, chunks, placement, programs
+from .core import checks, chunks, placement, programs, scaling
 from .core.rounds import total_cost
 from .core.scan import example_bytes, gathered_rounds
 from .datasets.rowstore import RowStore
@@ -111,6 +111,7 @@ def run(
     grid_blocks: int = 1,
     gather: Literal["all"] = "all",
     path: str | Scan | Kernel = "auto",
+    scale: str | None = None,
 ) -> Result: ...
 
 
@@ -136,6 +137,7 @@ def run(
     grid_blocks: int = 1,
     gather: str,
     path: str | Scan | Kernel = "auto",
+    scale: str | None = None,
 ) -> Result | None: ...
 
 
@@ -160,6 +162,7 @@ def run(
     grid_blocks: int = 1,
     gather: str = "all",
     path: str | Scan | Kernel = "auto",
+    scale: str | None = None,
 ) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
@@ -229,6 +232,12 @@ def run(
             interpreter, for tests.
             The kernel sums a row's products in another order than XLA's dot: its states agree with the scan's to
             float32 rounding, not bit for bit.
+        scale: ``"online"`` standardises each feature inside the round, per run: row ``t`` of a run is scaled by
+            the running mean and variance of rows ``1 … t−1`` of that run's order, never a later row, before the
+            learner's step (dense rows centred and scaled, as river's ``StandardScaler``; sparse rows scaled
+            without centring, so zeros stay zeros; :mod:`jcsol.core.scaling`); :attr:`jcsol.Result.scaler` holds
+            the final statistics, and :meth:`jcsol.Result.score` scales new rows with them. ``None`` (default):
+            the rows as given.
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)`` (``None`` on the
@@ -254,6 +263,7 @@ def run(
         grid_blocks=grid_blocks,
         gather=gather,
         path=path,
+        scale=scale,
     )
     placed = _place(plan)
     ran = _chunk_loop(plan, placed)
@@ -292,6 +302,7 @@ class _Plan:
     progress: bool | None
     on_chunk: Callable[[ChunkDone], None] | None
     gather: str
+    scale: str | None
 
     @property
     def store(self) -> RowStore | None:
@@ -339,6 +350,7 @@ def _plan(
     grid_blocks,
     gather,
     path,
+    scale,
 ) -> _Plan:
     """:func:`run`'s arguments checked, the orders drawn and the memory counted: every refusal comes here, before
     any work."""
@@ -360,6 +372,8 @@ def _plan(
         on_chunk=on_chunk,
     )
     platform = jax.local_devices()[0].platform
+    chunks.check_path(path, platform)
+    scaling.check_scale(scale)
     stall_after = resolve_timeout(stall_timeout, platform)
     stream = _stream(X, y, costs, dtype)
     if stream is not None:
@@ -460,6 +474,7 @@ def _plan(
         progress=progress,
         on_chunk=on_chunk,
         gather=gather,
+        scale=scale,
     )
 
 
@@ -627,6 +642,7 @@ def _place(plan: _Plan) -> _Placed:
         per_unit=blocks > 1,
         sparse_rows=isinstance(pending[0][0], tuple),
         compiler_options=plan.path.options.compiler_options,
+        scale=plan.scale,
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
@@ -666,6 +682,7 @@ def _run_fingerprint(plan: _Plan) -> str:
         plan.chunk,
         plan.init_key,
         plan.blocks,
+        plan.scale,
     )
 
 
@@ -832,6 +849,7 @@ def _result(plan: _Plan, placed: _Placed, ran: _Ran) -> Result | None:
         curve=np.asarray(final.curve) if plan.n_curve else None,
         curve_t=plan.curve_t if plan.n_curve else None,
         states=final.state,
+        scaler=final.scaler,
         mistake_cost=total_cost(np.asarray(final.mistake_cost)),
         scores=scores,
         labels=np.array(plan.y) if plan.record_scores else None,  # the measures of the scores read each round's label
@@ -1128,10 +1146,12 @@ def _in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in shell.config
 
 
-def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key, blocks: int) -> str:
+def _fingerprint(
+    learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key, blocks: int, scale: str | None = None
+) -> str:
     """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run:
     learner and objective (static options and values), data, labels and costs, row orders, the key of the
-    learners' initial states, dtype, curve points, chunk size and grid blocks."""
+    learners' initial states, dtype, curve points, chunk size, grid blocks and the rows' scaling."""
     digest = hashlib.sha256()
     digest.update(np.asarray(jax.random.key_data(init_key)).tobytes())
     leaves, treedef = jax.tree.flatten((learner, objective))
@@ -1140,6 +1160,8 @@ def _fingerprint(learner, objective, X, y, idx, dtype, n_curve: int, chunk: int,
         digest.update(X.encode())
     update_digest(digest, (*leaves, *(X if isinstance(X, SparseRows) else () if isinstance(X, str) else (X,)), y, idx))
     digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}|{blocks}".encode())
+    if scale is not None:  # unscaled runs keep the digest they always had
+        digest.update(f"|scale={scale}".encode())
     return digest.hexdigest()
 
 

@@ -38,7 +38,8 @@ first row's numeric features are 0). :meth:`~TableEncoder.transform` scales with
 leaves them as they are. The statistics are sums of ``x − s`` and ``(x − s)²`` about a shift ``s`` (the
 column's first value), accumulated in row order, so encoding a stream in one batch or in many gives the same
 bits, and a saved encoder continues bit-identically. A value too large for them (its square overflows float64,
-from about 1e154) is refused, naming its column and row, before the statistics change.
+from about 1.34e154) is refused, naming its column, its row and itself, before the statistics change; where sums
+of values near that limit overflow at a row, the value named is the largest of its column up to that row.
 
 **Datetime columns** (``datetime=["ts"]``) become two categorical features each: the hour of day ``"ts.hour=H"``
 (``H`` from 0 to 23) and the day of the week ``"ts.weekday=D"`` (``D`` from 0, Monday, to 6, Sunday: Python's
@@ -59,7 +60,9 @@ out (``drop=``, ``datetime=``, or the columns named with ``numeric=``/``categori
 * a **datetime**: a pandas or Arrow timestamp or date dtype, or values that are all datetimes or ISO 8601 text
   (hashed as text, each moment would be a feature seen once).
 
-:attr:`TableEncoder.columns` gives each column's kind (numeric, categorical, datetime, dropped).
+:attr:`TableEncoder.columns` gives each column's kind (numeric, categorical, datetime, dropped). Every column
+the encoder names, of every kind, dropped ones included, must be in each table it encodes: a name that matches no
+column is refused, naming the table's columns.
 
 **Missing values** (``None``, NaN, a ``Decimal`` NaN, pandas' ``NA`` and ``NaT``, NumPy's ``NaT``, Arrow
 nulls) contribute nothing: a missing numeric value is 0 and leaves the column's statistics unchanged; a missing
@@ -98,7 +101,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .datasets import add_bias, binarize, l2_normalize
-from .stream import EXACT_INTEGERS, SparseRows, inexact_integers
+from .stream import EXACT_INTEGERS, SparseRows, first_not_a_number, inexact_integers
 
 #: Version 2 adds ``datetime``, ``drop`` and ``bias``; a version-1 state is read as having none of them.
 FORMAT_VERSION = 2
@@ -157,7 +160,8 @@ class TableEncoder:
         bits: ``2**bits`` hashed slots, ``1 <= bits <= 30``.
         seed: MurmurHash3 seed, ``0 <= seed < 2**32``.
         datetime: datetime columns, each hashed as its hour of day and day of the week (module docstring).
-        drop: columns never encoded (ids, timestamps, free text), left out when the columns are inferred.
+        drop: columns never encoded (ids, timestamps, free text), left out when the columns are inferred; like
+            every column the encoder names, each must be in the tables it encodes (a name matching none is a typo).
         bias: append the constant 1 in slot ``2**bits`` to every row, after the normalisation
             (``n_features = 2**bits + 1``): the offset term.
         normalize: divide each row by its L2 norm.
@@ -363,7 +367,10 @@ class TableEncoder:
             values = np.array(texts, dtype=object)[codes]
             missing = np.array([t is None for t in texts], dtype=bool)[codes]
             if positive is not None:
-                positive = [_positive_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
+                texts = [_positive_text(p) for p in np.atleast_1d(np.asarray(positive, dtype=object))]
+                if not texts:
+                    raise ValueError(f"positive must be a label or a non-empty list of labels, got {positive!r}")
+                positive = texts
         if missing.any():
             raise ValueError(
                 f"label column {self._label!r} has {int(missing.sum())} missing value(s), the first at "
@@ -390,6 +397,9 @@ class TableEncoder:
         source = _adapt(table)
         if source.n_rows == 0:  # no rows, no columns to look at (a list of no records has none): nothing changes
             return self._no_rows()
+        absent = [c for c in self._drop if c not in source.names]
+        if absent:
+            raise ValueError(f"drop names column(s) {absent} not in the table, whose columns are {source.names}")
         if self._fixed:
             rows, statistics = self._encode_source(source, update)
         else:
@@ -476,7 +486,7 @@ class TableEncoder:
             index[:, m:], value[:, m:] = self._hash_categories(hashed)
         index, value = _merge_collisions(index, value)
         if X is not None:
-            _check_encodable(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max)
+            _check_encodable(self._numeric, X, z, np.inf if self._normalize else np.finfo(self._dtype).max, update)
         if self._normalize:
             value = l2_normalize(value)
         rows = SparseRows(index.astype(np.int32), value.astype(self._dtype), 1 << self._bits)
@@ -877,10 +887,11 @@ def _numeric_from_objects(column: str, values) -> np.ndarray:
         missing = [_is_missing(v) for v in values]
         bad = [i for i, v in enumerate(values) if type(v) in bad_types and not missing[i]]
         if bad:
-            value = values[bad[0]]
+            row = first_not_a_number(values, bad)
+            value = values[row]
             why = " (a duration: give it as a number of seconds, say)" if _is_duration(value) else ""
             raise ValueError(
-                f"numeric column {column!r} holds the non-numeric value {_shown(value)} at row {bad[0]}{why}; list "
+                f"numeric column {column!r} holds the non-numeric value {_shown(value)} at row {row}{why}; list "
                 "the column as categorical, or clean it"
             )
         values = [None if m else v for v, m in zip(values, missing)]
@@ -919,15 +930,25 @@ def _refuse_inexact(column: str, value, row: int) -> None:
     )
 
 
-def _check_encodable(columns, X: np.ndarray, z: np.ndarray, limit: float) -> None:
-    """Refuses a numeric value too large to encode, naming its column and row: where a running sum of squares
-    or a scaled value overflowed float64 (values from about 1e154), or a scaled value exceeds ``limit`` (the
-    rows' dtype's largest number, when they are not normalised)."""
+#: About 1.34e154: a value beyond it has a square beyond float64, which the running statistics cannot hold.
+_SQUARE_LIMIT = math.sqrt(sys.float_info.max)
+
+
+def _check_encodable(columns, X: np.ndarray, z: np.ndarray, limit: float, update: bool) -> None:
+    """Refuses a numeric value too large to encode, naming its column, its row and itself: a scaled value that
+    overflowed float64 or exceeds ``limit`` (the rows' dtype's largest number, when they are not normalised), and,
+    where the statistics learn (``update``), a value whose square overflows float64 (beyond about 1.34e154). A
+    running sum of squares can still overflow at a row whose own value is ordinary (values near the limit, summed):
+    then the value named is the largest in magnitude of its column up to that row."""
     size = np.where(np.isnan(z), np.inf, np.abs(z))
     bad = np.isinf(size) | (size > limit)
+    huge = np.abs(np.nan_to_num(X)) > _SQUARE_LIMIT if update else np.zeros(X.shape, bool)
+    bad |= huge
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
         j = int(np.argmax(bad[row]))
+        if update and not huge[row, j]:  # the sums overflowed here: name the value that took them there
+            row = int(np.argmax(np.abs(np.nan_to_num(X[: row + 1, j]))))
         raise ValueError(
             f"numeric column {columns[j]!r} has a value too large to encode at row {row} ({float(X[row, j])!r}): "
             "scaled, it overflows; give the column in larger units, or its logarithm"

@@ -5,7 +5,8 @@ bytes go to a temporary file beside the target, which is flushed to disk and ren
 folder's entry is synced), so a reader — or a run resumed after a crash — finds the old file or the new one,
 never a torn one. A failure — an exception, ``KeyboardInterrupt`` included — removes the temporary file and
 leaves the target as it was. A path where no file can be written (a folder, a missing or unwritable folder) is
-refused before anything is written, naming the target (:func:`check_writable`).
+refused before anything is written, naming the target (:func:`check_writable`); :func:`same_file` tells a
+command whether an output it is about to write is one of its inputs (or another of its outputs), to refuse it.
 
 The temporary file is ``<target>.tmp-<host>-<pid>-<thread>``. A process killed while writing (``SIGKILL``, a
 power cut) cannot remove its own: the next write of the same target removes the temporaries of that target
@@ -63,6 +64,17 @@ def check_writable(path, what: str = "file") -> str:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PermissionError(f"{what} {path}: folder {parent} is not writable")
     return path
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: the same path once links and ``..`` are resolved (a file
+    that does not exist yet included), or one existing file under two names (a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
 
 
 def _alive(pid: int) -> bool:

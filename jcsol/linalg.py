@@ -87,6 +87,11 @@ def in_gpu_kernel():
         _IN_GPU_KERNEL.reset(token)
 
 
+def tracing_gpu_kernel() -> bool:
+    """Whether the step being traced runs inside a GPU kernel's loop (:func:`in_gpu_kernel`)."""
+    return _IN_GPU_KERNEL.get()
+
+
 def _inner(a: jax.Array, b: jax.Array) -> jax.Array:
     """``a · b`` over the last axis."""
     return jnp.sum(a * b, axis=-1) if _IN_GPU_KERNEL.get() else a @ b
@@ -137,6 +142,21 @@ def dot(w: jax.Array, x: Vector) -> jax.Array:
     if isinstance(x, SparseVector):
         return w[x.indices] @ x.values
     return _inner(w, x)
+
+
+def matvec(m: jax.Array, x: jax.Array, *, symmetric: bool = False) -> jax.Array:
+    """``M x`` of a dense ``(d, d)`` matrix and a dense vector. Inside a GPU kernel (:func:`in_gpu_kernel`) it is
+    elementwise products and a sum — over the columns (row sums), or, for a ``symmetric`` ``M``, over the rows
+    (column sums, which a program reduces across its threads' registers with fewer shuffles): no matrix
+    instruction, whose float32 products a GPU may round through TF32's 10-bit mantissas."""
+    if not _IN_GPU_KERNEL.get():
+        return m @ x
+    return jnp.sum(m * x[:, None], axis=0) if symmetric else jnp.sum(m * x, axis=-1)
+
+
+def vecmat(x: jax.Array, m: jax.Array) -> jax.Array:
+    """``xᵀ M`` of a dense vector and a dense ``(d, d)`` matrix; inside a GPU kernel, column sums of products."""
+    return jnp.sum(m * x[:, None], axis=0) if _IN_GPU_KERNEL.get() else x @ m
 
 
 def add_scaled(w: jax.Array, coef: jax.Array, x: Vector) -> jax.Array:

@@ -93,6 +93,42 @@ def higher_is_better(name: str) -> bool:
     return review_budget(check_measure(name)) is not None or HIGHER_IS_BETTER[name]
 
 
+def best_index(means, name: str) -> int:
+    """The flat index (C order) of the best of ``means``, values of measure ``name`` (one per grid point, say):
+    the highest, or the lowest where lower is better (:func:`higher_is_better`).
+
+    * NaN is never the best: the measure is undefined there (sensitivity without a positive, the average
+      precision of a diverged model's scores);
+    * exact ties go to the first in C order (the smallest flat index), as ``np.argmax`` breaks them;
+    * when no value is defined, or the best defined one is infinitely bad (alerts per catch where no positive
+      was caught, an infinite cost), no value is better than another: a ``ValueError`` naming the measure and
+      why, rather than an arbitrary first index.
+
+    >>> from jcsol import metrics
+    >>> metrics.best_index([0.7, float("nan"), 0.9, 0.9], "sum"), metrics.best_index([3.0, float("inf")], "cost")
+    (2, 0)
+    """
+    values = np.asarray(means, np.float64).ravel()
+    if values.size == 0:
+        raise ValueError(f"best {check_measure(name)}: no values to choose from")
+    signed = values if higher_is_better(name) else -values
+    defined = ~np.isnan(signed)
+    if not defined.any():
+        raise ValueError(
+            f"{name} is undefined (NaN) at every one of the {values.size} point(s), so none is best "
+            "(a class is missing from the stream, or every model diverged)"
+        )
+    top = np.max(signed[defined])
+    if top == -np.inf:
+        worst = "-inf" if higher_is_better(name) else "+inf"
+        why = "at every point a run caught no positive" if name == "alerts_per_catch" else "its worst value"
+        raise ValueError(
+            f"{name} is {worst} at every point where it is defined ({why}), so none is better than another; "
+            "choose by another measure"
+        )
+    return int(np.flatnonzero(signed == top)[0])
+
+
 def in_percent(name: str) -> bool:
     """Whether measure ``name`` is a fraction, which tables and figures print in percent."""
     return name in RATES or review_budget(check_measure(name)) is not None
@@ -212,16 +248,29 @@ def alerts_per_catch(counts: np.ndarray) -> np.ndarray:
 
 
 def cvar(values: np.ndarray, epsilon: float, axis: int = -1) -> np.ndarray:
-    """CVaR_ε: the mean of the lowest ``ceil(ε·n)`` values along ``axis`` (Ali, Collins-Thompson, *Robust
-    Cost-Sensitive Confidence-Weighted Classification*, Table III, applies it to margins ``y·f``; higher is
-    better)."""
-    values = np.sort(np.asarray(values, np.float64), axis=axis)
-    if not 0 < epsilon <= 1:
-        raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
+    """CVaR_ε: the mean of the lowest ``k = ceil(ε·n)`` of the ``n`` values along ``axis`` (Ali, Collins-Thompson,
+    *Robust Cost-Sensitive Confidence-Weighted Classification*, Table III, applies it to margins ``y·f``; higher
+    is better).
+
+    ``k`` is counted exactly, ``ε`` taken as the decimal it is written as: ``ε = 0.07`` of 100 values is the
+    lowest 7, not the 8 that the float product ``0.07·100 = 7.000000000000001`` would round up to. NaN where a
+    value along the axis is NaN (a diverged model's margin: NaN has no place in the order); infinite values are
+    ordered as any others.
+
+    >>> from jcsol import metrics
+    >>> float(metrics.cvar([5.0, -1.0, 3.0, -4.0], 0.5)), float(metrics.cvar([1.0, float("nan")], 1.0))
+    (-2.5, nan)
+    """
+    share = _budget(epsilon, "epsilon", 1)
+    values = np.asarray(values, np.float64)
+    if values.ndim == 0:
+        raise ValueError("cvar needs values along an axis, got a single number")
     if values.shape[axis] == 0:
         raise ValueError(f"cvar of no values: axis {axis} of shape {values.shape} is empty")
-    k = max(1, int(np.ceil(epsilon * values.shape[axis])))
-    return np.take(values, np.arange(k), axis=axis).mean(axis=axis)
+    n = values.shape[axis]
+    k = max(1, -((-share.numerator * n) // share.denominator))  # ceil(ε·n), in integers
+    lowest = np.take(np.sort(values, axis=axis), np.arange(k), axis=axis).mean(axis=axis)
+    return np.where(np.isnan(values).any(axis=axis), np.nan, lowest)
 
 
 def measure(name: str, counts: np.ndarray, alpha_p=0.5, c_p=0.9) -> np.ndarray:
@@ -384,20 +433,24 @@ def precision_at_budget(scores, y, budget) -> np.ndarray:
     return np.where(np.isnan(scores).any(-1), np.nan, value)
 
 
-def _budget(budget) -> Fraction:
+def _budget(budget, what: str = "the review budget", most: int = 100) -> Fraction:
     """A review budget (a percentage: a number, its decimal text or a :class:`~fractions.Fraction`) in
-    ``(0, 100]``, exactly as written; anything else refused naming it."""
+    ``(0, 100]``, exactly as written; anything else refused naming it. ``what`` and ``most`` name another share
+    so taken (:func:`cvar`'s ``epsilon``, in ``(0, 1]``)."""
+    unit = "a number of percent" if most == 100 else "a number"
     if isinstance(budget, Fraction):
         value = budget
     elif isinstance(budget, (int, float, np.integer, np.floating, str)) and not isinstance(budget, (bool, np.bool_)):
         try:
             value = Fraction(str(budget))
         except ValueError:  # text that is no decimal number, NaN, infinities
-            raise ValueError(f"the review budget must be a number of percent in (0, 100], got {budget!r}") from None
+            raise ValueError(f"{what} must be {unit} in (0, {most}], got {budget!r}") from None
     else:
-        raise TypeError(f"the review budget must be a number of percent in (0, 100], got {budget!r}")
-    if not 0 < value <= 100:
-        raise ValueError(f"the review budget must be in (0, 100]%, got {float(value)}%")
+        raise TypeError(f"{what} must be {unit} in (0, {most}], got {budget!r}")
+    if not 0 < value <= most:
+        if most == 100:
+            raise ValueError(f"{what} must be in (0, 100]%, got {float(value)}%")
+        raise ValueError(f"{what} must be in (0, {most}], got {budget!r}")
     return value
 
 

@@ -72,7 +72,9 @@ class Kernel:
     Args:
         block: grid points a program holds (a power of 2; ``None``: every grid point of its permutation, the
             grid padded to a power of 2). Smaller blocks make more programs, each reading the same rows.
-        num_warps: warps a program runs on (Triton's ``num_warps``).
+        num_warps: warps a program runs on (Triton's ``num_warps``; ``None``: one for states of vectors and
+            scalars, and for a ``(d, d)`` matrix enough warps, up to 8, that it takes at most 64 registers a
+            thread: :func:`jcsol.core.triton.warps`).
         num_stages: Triton's software-pipelining stages.
         interpret: run in Pallas' interpreter (default: off a GPU only).
         compiler_options: XLA options of these compilations alone.
@@ -80,31 +82,36 @@ class Kernel:
             loaded during the iteration before, so a row's load has ``unroll`` rounds of arithmetic to arrive in;
             a round that uses a row loaded during its own iteration waits for it whenever the load takes longer
             than the round. The last ``n mod unroll`` rounds of a chunk run one an iteration. Each round runs the
-            same operations, in the same order, as one round an iteration does.
+            same operations, in the same order, as one round an iteration does. ``None``: 2 for states of vectors
+            and scalars, 1 with a ``(d, d)`` matrix (:func:`jcsol.core.triton.rounds_an_iteration`).
 
-    The defaults, one run per program on one warp, are the fastest shape measured on an NVIDIA H200 (JAX 0.11.2,
+    The defaults for states of vectors and scalars, one run per program on one warp, are the fastest shape
+    measured on an NVIDIA H200 (JAX 0.11.2,
     ``python benchmarks/gpu_window.py``; ``benchmarks/results/gpu_window-h200-2026-11-27.md``). A round's time is
     the latency of one run's step, as every program runs at once: ACOG-I-diag over a9a (48,842 rounds), 11 η × 20
     permutations, took 14.5–16.0 ms (0.30–0.33 µs a round) against 23.7 ms with 4 runs a program, 29.4 ms with 2,
     and 27.8 ms with the whole grid of a permutation on 4 warps; its 2,420-run η × γ grid 27.5–28.3 ms against
     37.5 ms with 4 runs a program and 3.65 s with the whole grid on 4 warps. More warps, more pipelining stages
     (2, 3) and rows loaded further ahead (2 or 4 rounds) were as fast or slower. ``unroll`` above 1 was not among
-    the shapes measured.
+    the shapes measured: its default is the machine code's model's (``benchmarks/kernel_code.py``), until a
+    device measures it.
     """
 
     block: int | None = 1
-    num_warps: int = 1
+    num_warps: int | None = None
     num_stages: int = 1
     interpret: bool | None = None
     compiler_options: Mapping[str, Any] | CompilerOptions = ()
-    unroll: int = 1
+    unroll: int | None = None
 
     def __post_init__(self) -> None:
         if self.block is not None:
             _whole("Kernel", "block", self.block, power_of_two=True)
-        _whole("Kernel", "num_warps", self.num_warps, power_of_two=True)
+        if self.num_warps is not None:
+            _whole("Kernel", "num_warps", self.num_warps, power_of_two=True)
         _whole("Kernel", "num_stages", self.num_stages)
-        _whole("Kernel", "unroll", self.unroll)
+        if self.unroll is not None:
+            _whole("Kernel", "unroll", self.unroll)
         if self.interpret is not None and not isinstance(self.interpret, bool):
             raise ValueError(f"Kernel: interpret must be True, False or None, got {self.interpret!r}")
         object.__setattr__(self, "compiler_options", _options("Kernel", self.compiler_options))

@@ -71,7 +71,9 @@ class Result:
             shard) or over processes (gathered).
         time_compile: seconds spent compiling (0 when the computation was already compiled).
         time_run: seconds of execution of all runs together, after compilation (of this process only, when
-            the run was resumed from a checkpoint).
+            the run was resumed from a checkpoint: its rounds from ``resumed_at`` on). A point taken from a
+            sweep (:meth:`at`, :meth:`best`) keeps the sweep's: its runs were executed together with the
+            sweep's others, and took no time of their own.
         mistake_cost: ``grid_shape + (P,)`` the example costs summed over each run's mistakes (the class
             weights ``ρ_t`` unless the run was given ``costs``).
         scores: ``grid_shape + (P, L)`` every round's pre-update score, when the run recorded them.
@@ -80,6 +82,11 @@ class Result:
         labels: the stream's labels (±1, one per row of ``X``; round ``t`` of permutation ``p`` has
             ``labels[orders[p, t]]``), which the measures of :attr:`scores` need (``average_precision``,
             ``precision_at_K%``); ``None`` when not kept.
+        sweep_runs: for a point taken from a sweep (:meth:`at`, :meth:`best`), the number of runs the sweep
+            executed together in ``time_run``; ``None`` otherwise (:attr:`runs_timed` reads it).
+        scaler: with ``jcsol.run(..., scale="online")``, every run's final statistics of its features
+            (:mod:`jcsol.core.scaling`; leaves with leading axes ``grid_shape + (P,)``), with which
+            :meth:`score` scales new rows; ``None`` when the rows were learnt as given.
     """
 
     learner: Any
@@ -97,6 +104,8 @@ class Result:
     resumed_at: int = 0
     n_features: int | None = None
     labels: np.ndarray | None = None
+    sweep_runs: int | None = None
+    scaler: Any = None
 
     def __repr__(self) -> str:
         """One line: the runs and their mean measures, not the arrays (``jcsol.table(res)`` shows them all)."""
@@ -106,9 +115,10 @@ class Result:
             shown = ", ".join(
                 f"{name} {np.nanmean(self.measure(name)):.4g}" for name in (main, "sensitivity", "specificity")
             )
+        together = "" if self.runs_timed == self.n_runs else f" for the sweep's {self.runs_timed} runs"
         return (
             f"Result({self.learner.name}: {grid} grid point(s) × {self.n_perms} permutation(s) × "
-            f"{self.orders.shape[1]} rounds; mean {shown}; run {self.time_run:.3g} s)"
+            f"{self.orders.shape[1]} rounds; mean {shown}; run {self.time_run:.3g} s{together})"
         )
 
     # -- sizes and timings ------------------------------------------------------------------------------
@@ -121,14 +131,26 @@ class Result:
         return math.prod(self.grid_shape) * self.n_perms
 
     @property
+    def runs_timed(self) -> int:
+        """The number of runs executed together in :attr:`time_run`: :attr:`n_runs`, or, for a point taken from a
+        sweep (:meth:`at`, :meth:`best`), the sweep's."""
+        return self.n_runs if self.sweep_runs is None else int(self.sweep_runs)
+
+    @property
     def time_per_run(self) -> float:
-        """Execution time divided by the number of runs executed together."""
-        return self.time_run / self.n_runs
+        """The time per run of the computation the runs were part of: :attr:`time_run` divided by the number of
+        runs it executed together (:attr:`runs_timed`). A point of a sweep has the sweep's time per run, never its
+        runs' share of the sweep counted as if they had run alone."""
+        return self.time_run / self.runs_timed
 
     @property
     def updates_per_second(self) -> float:
-        """Example-updates per second over all runs (runs × rounds / execution time)."""
-        return self.n_runs * self.orders.shape[1] / self.time_run
+        """Example-updates per second of that computation: :attr:`runs_timed` × the rounds timed (those from
+        :attr:`resumed_at` on) / :attr:`time_run`, the same for every point of a sweep; NaN when no execution
+        time was measured (``time_run`` 0: nothing left to run)."""
+        if not self.time_run > 0:
+            return math.nan
+        return self.runs_timed * (self.orders.shape[1] - self.resumed_at) / self.time_run
 
     # -- counts and measures ----------------------------------------------------------------------------
     tp = property(lambda self: self.counts[..., TP])
@@ -214,19 +236,23 @@ class Result:
             states=jax.tree.map(lambda a: a[index], self.states),
             mistake_cost=take(self.mistake_cost),
             scores=take(self.scores),
+            sweep_runs=self.runs_timed,
+            scaler=jax.tree.map(lambda a: a[index], self.scaler),
         )
 
     def best(self, measure: str = "sum") -> Best:
         """The grid point with the best mean ``measure`` over permutations (highest; lowest for the costs and
-        alerts per catch: :func:`jcsol.metrics.higher_is_better`)."""
+        alerts per catch), by :func:`jcsol.metrics.best_index`'s rule: a NaN mean (the measure undefined in a
+        run of that point) is never chosen, exact ties go to the first point in C order, and a ``ValueError``
+        names the measure when no point is better than another (every mean NaN, or every defined one infinitely
+        bad: alerts per catch where every point has a run that caught nothing). A grid of shape ``()`` is its
+        one point, whatever its mean."""
         metrics.check_measure(measure)
         mean = self.measure(measure).mean(axis=-1)
         if not self.grid_shape:
             return Best({k: float(v) for k, v in self.params.items()}, (), self)
-        score = mean if metrics.higher_is_better(measure) else -mean
-        if np.all(np.isnan(score)):
-            raise ValueError(f"{measure} is undefined for every grid point (a class is missing from the stream)")
-        index = tuple(int(i) for i in np.unravel_index(int(np.nanargmax(score)), self.grid_shape))
+        flat = metrics.best_index(mean, measure)
+        index = tuple(int(i) for i in np.unravel_index(flat, self.grid_shape))
         return Best({k: float(v[index]) for k, v in self.params.items()}, index, self.at(index))
 
     # -- models -----------------------------------------------------------------------------------------
@@ -236,10 +262,15 @@ class Result:
         ``X`` is checked as :func:`jcsol.run` checks its rows (a dense array, :class:`jcsol.SparseRows` or a
         SciPy sparse matrix; no NaN or infinite value, none beyond the states' dtype) and must have the
         dimension the runs learnt from. Sparse rows scored by a linear model cost O(nnz) per run, never a dense
-        copy of the rows (:func:`jcsol.scoring.grid_scores`: the same sums as a dense row's, in another order)."""
+        copy of the rows (:func:`jcsol.scoring.grid_scores`: the same sums as a dense row's, in another order).
+        Runs that scaled their rows (:attr:`scaler`) score each row scaled by their final statistics."""
         dtype = jax.tree.leaves(self.states)[0].dtype
         rows, d = scoring_rows(X, dtype, self.n_features)
         n = len(rows[1] if isinstance(rows, tuple) else rows)
-        states = jax.tree.map(lambda a: a.reshape((self.n_runs,) + a.shape[len(self.grid_shape) + 1 :]), self.states)
-        scores = np.asarray(run_scores(states, per_run(self.learner, self.grid_shape, self.n_perms), rows, d))
+
+        def runs(tree):
+            return jax.tree.map(lambda a: a.reshape((self.n_runs,) + a.shape[len(self.grid_shape) + 1 :]), tree)
+
+        learner = per_run(self.learner, self.grid_shape, self.n_perms)
+        scores = np.asarray(run_scores(runs(self.states), learner, rows, d, runs(self.scaler)))
         return np.ascontiguousarray(scores.T).reshape(self.grid_shape + (self.n_perms, n))

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .base import Learner
+from .core import scaling
 from .linalg import SparseVector, densify
 from .stream import SparseRows, check_fits, held_out_rows
 from .xla_cpu import compile_options
@@ -29,14 +30,29 @@ def is_linear(learner: Learner) -> bool:
     return type(learner).score is Learner.score
 
 
-def grid_scores(state, learner, rows, d: int) -> jax.Array:
+def grid_scores(state, learner, rows, d: int, scaler=None) -> jax.Array:
     """``(n, G)`` scores of the rows under every model of a grid: ``learner``'s hyperparameter leaves and
-    ``state``'s leaves of leading axis ``(G,)``; ``rows`` dense ``(n, d)`` or sparse ``(indices, values)``."""
+    ``state``'s leaves of leading axis ``(G,)``; ``rows`` dense ``(n, d)`` or sparse ``(indices, values)``. With
+    ``scaler`` (the models' features' statistics, leaves of leading axis ``(G,)``: :mod:`jcsol.core.scaling`),
+    each model scores the rows as its run's last round would have scaled them."""
+    if scaler is not None:
+        return _scaled_grid_scores(state, scaler, learner, rows, d)
     if isinstance(rows, tuple) and is_linear(learner):  # w·x at O(nnz) per row
         return sparse_dot(rows, grid_weights(state, learner).T[rows[0]])
     if isinstance(rows, tuple):
         rows = jax.vmap(lambda i, v: densify(SparseVector(i, v), d))(*rows)
     return jax.vmap(lambda learner, state: learner.score(state, rows))(learner, state).T
+
+
+def _scaled_grid_scores(state, scaler, learner, rows, d: int) -> jax.Array:
+    def one_model(learner, state, scaler):
+        def one_row(x):
+            row = scaling.scaled(scaler, SparseVector(*x) if isinstance(x, tuple) else x)
+            return densify(row, d) if isinstance(row, SparseVector) else row
+
+        return learner.score(state, jax.vmap(one_row)(rows))
+
+    return jax.vmap(one_model)(learner, state, scaler).T
 
 
 def grid_weights(state, learner) -> jax.Array:
@@ -71,6 +87,6 @@ def per_run(learner, grid_shape: tuple[int, ...], n_perms: int, dtype=None):
 
 
 @functools.partial(jax.jit, static_argnums=3, compiler_options=compile_options())
-def run_scores(state, learner, rows, d: int) -> jax.Array:
+def run_scores(state, learner, rows, d: int, scaler=None) -> jax.Array:
     """:func:`grid_scores` compiled as jcsol's other programs are (:mod:`jcsol.xla_cpu`)."""
-    return grid_scores(state, learner, rows, d)
+    return grid_scores(state, learner, rows, d, scaler)

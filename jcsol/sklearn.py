@@ -50,7 +50,7 @@ from .base import (
     pytree_dataclass,
 )
 from .batches import bucket
-from .core import chunks, programs
+from .core import chunks, programs, scaling
 from .core.checks import check_memory
 from .core.chunks import Choice
 from .core.rounds import Carry
@@ -116,7 +116,13 @@ class _FixedRho(Objective):
         return 0.5, 0.9
 
 
-_score = jax.jit(lambda learner, state, X: learner.score(state, X), compiler_options=compile_options())
+@functools.partial(jax.jit, compiler_options=compile_options())
+def _score(learner, state, X, scaler=None):
+    """The model's scores of dense rows ``X``, each scaled by ``scaler`` (the pass's features' statistics) when
+    given."""
+    if scaler is not None:
+        X = jax.vmap(lambda x: scaling.scaled(scaler, x))(X)
+    return learner.score(state, X)
 
 
 #: The smallest batch length compiled: batches are padded to a power of two, at least this
@@ -137,14 +143,15 @@ def _rhos(objective, positive, seen, totals, weight):
 
 
 @functools.partial(jax.jit, static_argnames="choice", compiler_options=compile_options())
-def _consume(learner, objective, state, seen, rows, signs, weights, totals, order, length, *, choice: Choice):
+def _consume(learner, objective, state, scaler, seen, rows, signs, weights, totals, order, length, *, choice: Choice):
     """The rounds of :func:`jcsol.run` on the chunk backend ``choice``
     (:meth:`jcsol.core.chunks.ChunkBackend.prefix`) over the rows ``order[:length]`` of a block padded to its
     bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective`` and the counts ``seen``
     (positives and negatives stepped so far) times the row's sample weight in ``weights``.
 
-    Returns the new state, the counts after the block and the number of rows stepped that had a positive loss
-    and a non-zero row (rows that should move the model).
+    ``scaler`` holds the features' statistics of the rows stepped so far (``scale="online"``; ``None``: the rows
+    as given). Returns the new state and statistics, the counts after the block and the number of rows stepped
+    that had a positive loss and a non-zero row (rows that should move the model).
     """
     one_run = functools.partial(jax.tree.map, lambda a: a[None])  # the hyperparameters of a grid of one
     carry = Carry(
@@ -152,6 +159,7 @@ def _consume(learner, objective, state, seen, rows, signs, weights, totals, orde
         jnp.stack([seen[0], 0, seen[1], 0])[None, None],  # tp, fn, fp, tn: ρ reads tp + fn and fp + tn
         jnp.zeros((1, 1, 0, 4), jnp.int32),
         jnp.zeros((1, 1, 2), rows.dtype),
+        jax.tree.map(lambda a: a[None, None], scaler),
     )
     n = len(signs)
     rounds = choice.backend.prefix(choice.options, d=rows.shape[1], per_unit=False, report="loss")
@@ -170,7 +178,8 @@ def _consume(learner, objective, state, seen, rows, signs, weights, totals, orde
     moving = (losses[0, 0] > 0) & jnp.any(rows != 0, axis=1)[order]  # the rounds after length report 0
     counts = carry.counts[0, 0]
     seen = jnp.stack([counts[TP] + counts[FN], counts[FP] + counts[TN]])
-    return jax.tree.map(lambda a: a[0, 0], carry.state), seen, jnp.sum(moving, dtype=jnp.int32)
+    first = functools.partial(jax.tree.map, lambda a: a[0, 0])
+    return first(carry.state), first(carry.scaler), seen, jnp.sum(moving, dtype=jnp.int32)
 
 
 class _Settings(NamedTuple):
@@ -181,6 +190,7 @@ class _Settings(NamedTuple):
     dtype: np.dtype
     normalize: bool
     path: Any  # as jcsol.run takes it: the chunk backend is chosen once d is known (_chunk_backend)
+    scale: str | None  # the rows' scaling inside the round (jcsol.core.scaling)
 
 
 class _Batch(NamedTuple):
@@ -349,6 +359,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             it covers the learner, the scan elsewhere; ``"scan"``, ``"kernel"``, :class:`jcsol.Scan`,
             :class:`jcsol.Kernel`); the bits are those of ``run`` on the same backend. A named backend that
             does not cover the learner is refused before the pass.
+        scale: ``"online"`` standardises each feature inside the pass, as :func:`jcsol.run` does: each row by the
+            running mean and variance of the rows stepped before it (their dense values, centred and scaled; rows
+            of weight 0 are not among them), carried from call to call in ``scaler_`` and used by ``predict`` and
+            ``decision_function``; ``None`` (default): the rows as given (after ``normalize``).
 
     **When the parameters are checked.** As scikit-learn's convention asks, ``__init__`` and ``set_params`` store
     what they are given; ``fit`` and ``partial_fit`` check every parameter first, before they look at the data
@@ -438,6 +452,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         dtype="float32",
         random_state=None,
         path="auto",
+        scale=None,
     ):
         self.learner = learner
         self.objective = objective
@@ -447,6 +462,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
         self.random_state = random_state
         self.path = path
+        self.scale = scale
 
     # -- scikit-learn plumbing ---------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -544,9 +560,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         ):
             raise ValueError(f"random_state must be None, an int in [0, 2**32) or a numpy RandomState, got {rs!r}")
         dtype = self._dtype()
-        chunks.check_path(self.path)
+        chunks.check_path(self.path, jax.default_backend())
+        scaling.check_scale(self.scale)
         working = in_dtype(learner, dtype, f"learner={learner!r}")
-        return _Settings(learner, working, dtype, self._normalize(), self.path)
+        return _Settings(learner, working, dtype, self._normalize(), self.path, self.scale)
 
     @staticmethod
     def _chunk_backend(settings: _Settings, d: int) -> Choice:
@@ -676,21 +693,23 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self.neg_label_ = classes[1 - i]
 
     def _check_continues(self, learner: Learner, dtype: np.dtype) -> None:
-        """Refuses a ``partial_fit`` whose parameters cannot continue the model fitted so far."""
+        """Refuses a ``partial_fit`` whose parameters cannot continue the model fitted so far: another ``dtype``,
+        a learner of another kind or other static options (even one whose state has the same layout), another
+        ``scale``, or another ``pos_label``."""
         model = _state_dtype(self.state_)
         if dtype != model:
             raise ValueError(
                 f"dtype={self.dtype!r} differs from the model's {model.name}: call fit to start over in {dtype.name}"
             )
         if type(learner) is not type(self.learner_) or learner.options() != self.learner_.options():
-            expected = jax.eval_shape(lambda: learner.init(self.n_features_in_, jax.random.key(0), dtype))
-            layout = jax.tree.map(lambda a: (tuple(np.shape(a)), np.dtype(a.dtype)), expected)
-            same = layout == jax.tree.map(lambda a: (tuple(np.shape(a)), np.dtype(a.dtype)), self.state_)
-        else:  # the same kind and static options: the same state (its float hyperparameters may differ)
-            same = True
-        if not same:
             raise ValueError(
-                f"learner={learner!r} cannot continue the model of {self.learner_!r}: their states differ; "
+                f"learner={learner!r} cannot continue the model of {self.learner_!r}: another learner, or other "
+                "static options (only float hyperparameters may change between calls); call fit to start over with it"
+            )
+        fitted_scale = "online" if getattr(self, "scaler_", None) is not None else None
+        if self.scale != fitted_scale:
+            raise ValueError(
+                f"scale={self.scale!r} differs from the model's {fitted_scale!r}: its rows were scaled otherwise; "
                 "call fit to start over with it"
             )
         if self.pos_label is not None and not _same_label(self.pos_label, self.pos_label_):
@@ -821,6 +840,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         state = settings.learner.init(d, jax.random.key(seed), settings.dtype)
         self.state_ = jax.tree.map(np.asarray, state)
+        self.scaler_ = jax.tree.map(np.asarray, scaling.init_scaler(settings.scale, d, settings.dtype, False))
         self.n_seen_ = np.zeros(2, np.int64)
 
     def _learn(self, batch: _Batch, settings: _Settings, choice: Choice) -> None:
@@ -830,16 +850,17 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         learner, dtype = settings.learner, settings.dtype
         if not settings.normalize:
             _warn_row_scales(learner, batch.X, dtype)
-        state, seen, pushing, lo = self.state_, batch.start, 0, 0
+        state, scaler, seen, pushing, lo = self.state_, self.scaler_, batch.start, 0, 0
         still = not np.any(np.asarray(learner.weights(state)))
         for rows in _dense_blocks(batch.X, settings.normalize, dtype):
             hi = lo + len(rows)
             size = bucket(len(rows), at_least=SMALLEST_BATCH)
             stepped = np.flatnonzero(batch.weights[lo:hi] > 0)
-            state, seen, pushed = _consume(
+            state, scaler, seen, pushed = _consume(
                 settings.working,
                 batch.objective,
                 state,
+                scaler,
                 np.minimum(seen, COUNT_MAX - len(rows)).astype(np.int32),  # int32 counts that cannot overflow
                 np.pad(rows, ((0, size - len(rows)), (0, 0))),
                 np.pad(batch.signs[lo:hi], (0, size - len(rows))).astype(dtype),
@@ -851,6 +872,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             )
             pushing, lo = pushing + int(pushed), hi
         self.state_ = jax.tree.map(np.asarray, state)
+        self.scaler_ = jax.tree.map(np.asarray, scaler)
         self.n_seen_ = batch.seen
         self.learner_ = learner
         weights = np.asarray(learner.weights(self.state_))
@@ -881,7 +903,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         dtype = _state_dtype(self.state_)
         if not normalize:
             _check_range(X, dtype)
-        blocks = [_score(self.learner_, self.state_, rows) for rows in _dense_blocks(X, normalize, dtype)]
+        scaler = getattr(self, "scaler_", None)
+        blocks = [_score(self.learner_, self.state_, rows, scaler) for rows in _dense_blocks(X, normalize, dtype)]
         return np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks])
 
     def decision_function(self, X) -> np.ndarray:

@@ -241,7 +241,7 @@ def as_numbers(values: Any, what: str) -> np.ndarray:
     real = np.frompyfunc(_is_real, 1, 1)(flat).astype(bool) if flat.size else np.zeros(0, bool)
     bad = ~(missing | real)
     if bad.any():
-        at = int(np.argmax(bad))
+        at = first_not_a_number(flat, np.flatnonzero(bad))
         row = np.unravel_index(at, array.shape)[0] if array.ndim else 0
         raise TypeError(
             f"{what} must hold real numbers; its object entries include {flat[at]!r} "
@@ -251,6 +251,27 @@ def as_numbers(values: Any, what: str) -> np.ndarray:
     out[missing] = np.nan
     out[real] = [float(v) for v in flat[real]]
     return out.reshape(array.shape)
+
+
+def first_not_a_number(values: Any, refused: Iterable[int]) -> int:
+    """The position to name of the entries of ``values`` refused as no numbers (``refused``, in order): the first
+    one that is not the text of a number either, else the first. A CSV reader makes a whole column text for one
+    cell that is no number, and the cells before it, which read as numbers, are not what the user must fix."""
+    refused = list(refused)
+    for at in refused:
+        if not _reads_as_number(values[at]):
+            return int(at)
+    return int(refused[0])
+
+
+def _reads_as_number(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_missing(value: Any) -> bool:

@@ -26,12 +26,12 @@ STEPS = {
     "profile scan",
     "profile kernel",
     "a9a ACOG-I-diag 2420",
-    "a9a ACOG-I full 220",
+    "a9a ACOG-II full 220",
+    "agreement a9a ACOG-II full 220",
+    "numerics a9a ACOG-II full",
     "protein ACOG-I full 220",
-    "a9a ACOG-I full 220 unroll=8",
     "protein ACOG-I full 220 unroll=8",
     "letter KOIL grid",
-    "letter KOIL grid unroll=8",
 }
 
 
@@ -60,6 +60,10 @@ def test_the_dry_run_runs_every_step(tmp_path):
     assert unrolled["within_tolerance"]
     assert unrolled["same_bits_as_reference_path"]  # a round's arithmetic whatever the rounds an iteration
     assert steps["agreement a9a 220 unroll=8"]["same_bits"]  # unrolling keeps the scan's bits
+    assert {"scan unroll=8", "kernel"} <= set(steps["a9a ACOG-II full 220"])
+    assert steps["agreement a9a ACOG-II full 220"]["within_tolerance"]
+    numerics = steps["numerics a9a ACOG-II full"]
+    assert numerics["kernel_sigma_error"] <= 2 * numerics["scan_sigma_error"] + 1e-6
     assert [v["returncode"] for v in steps["CPU options"].values()] == [0, 0]
     assert "started" in done.stdout
     assert "figures in" in done.stdout  # a line per step as it goes

@@ -273,9 +273,11 @@ def test_partial_fit_refuses_to_continue_with_another_model_and_predict_keeps_th
     refused(clf, lambda c: c.partial_fit(X16, Y16), ValueError)
     with pytest.raises(ValueError, match="cannot continue the model of COG"):
         clf.partial_fit(X16, Y16)
-    clf.set_params(learner=jcsol.COG(eta=0.5, loss="II"))  # another static option: another program, same state
+    clf.set_params(learner=jcsol.COG(eta=0.5, loss="II"))  # another static option: the same state, refused too
+    refused(clf, lambda c: c.partial_fit(X16, Y16), ValueError)
+    clf.set_params(learner=jcsol.COG(eta=2.0))  # another float hyperparameter continues the model
     clf.partial_fit(X16, Y16)
-    assert clf.learner_ == jcsol.COG(eta=0.5, loss="II")
+    assert clf.learner_ == jcsol.COG(eta=2.0)
     with pytest.raises(ValueError, match="pos_label=0 differs from pos_label_=1"):
         clf.set_params(pos_label=0).partial_fit(X16, Y16)
     clf.set_params(pos_label=None)
@@ -287,6 +289,17 @@ def test_partial_fit_refuses_to_continue_with_another_model_and_predict_keeps_th
     if not jax.config.jax_enable_x64:
         with pytest.raises(ValueError, match="needs 64-bit JAX"):
             clf.set_params(dtype="float64").partial_fit(X16, Y16)
+
+
+def test_partial_fit_refuses_a_learner_of_another_kind_even_where_its_state_has_the_same_layout():
+    clf = OnlineClassifier(jcsol.COG(eta=0.5)).partial_fit(X16, Y16, classes=[0, 1])
+    layout = lambda learner: [(a.shape, a.dtype) for a in jax.tree.leaves(learner.init(4, jax.random.key(0)))]
+    assert layout(jcsol.PA1()) == layout(jcsol.COG())  # the same arrays: only the kind tells them apart
+    clf.set_params(learner=jcsol.PA1())
+    refused(clf, lambda c: c.partial_fit(X16, Y16), ValueError)
+    with pytest.raises(ValueError, match=r"learner=PA1\(.*\) cannot continue the model of COG\("):
+        clf.partial_fit(X16, Y16)
+    assert clf.learner_ == jcsol.COG(eta=0.5)
 
 
 def test_labels_of_another_kind_than_the_classes():

@@ -47,13 +47,18 @@ def stream():
 
 
 def three_point_grid(name: str):
-    """The variant with three values of its first float hyperparameter a decade apart (none: as it is)."""
+    """The variant with three values of its first float hyperparameter a decade apart, or a tenth apart where
+    decades leave its range (a confidence in (0.5, 1)); none: as it is."""
     learner = jcsol.by_name(name)
     hp = learner.hyperparameters()
     if not hp:
         return learner
     first = next(iter(hp))
-    return learner.replace(**{first: float(np.asarray(hp[first])) * np.array([0.1, 1.0, 10.0])})
+    value = float(np.asarray(hp[first]))
+    try:
+        return learner.replace(**{first: value * np.array([0.1, 1.0, 10.0])})
+    except ValueError:
+        return learner.replace(**{first: value * np.array([0.9, 1.0, 1.1])})
 
 
 def both_paths(learner, stream, config, perms=3):
@@ -114,9 +119,10 @@ def test_kernel_equals_scan(name, config, stream):
     assert assert_agree(scan, kernel) >= 0.95 * scan.n_runs
 
 
-def test_the_covered_learners_are_the_first_order_and_diagonal_ones():
+def test_the_covered_learners_are_the_first_order_diagonal_and_full_covariance_ones():
     assert {"COG-I", "COG-II", "ACOG-I-diag", "ACOG-II-diag", "PA", "PA-I", "PA-II", "Perceptron"} <= set(COVERED)
-    assert not {"ACOG-I", "AROW", "SCW-I", "KOIL", "CW-CVaR"} & set(COVERED)
+    assert {"ACOG-I", "ACOG-II", "AROW", "CW", "SCW-I", "SCW-II", "CW-var", "CW-var-drop"} <= set(COVERED)
+    assert not {"KOIL-RS++", "CW-CVaR", "SACOG-I", "ROMMA", "OptaxCOG-I-adam"} & set(COVERED)
 
 
 def test_block_sizes_and_warps_change_nothing(stream):
@@ -175,14 +181,17 @@ def test_auto_takes_the_scan_off_a_gpu(stream):
     b = jcsol.run(jcsol.COG(), X, y, perms=2, record_scores=True, path="scan")
     np.testing.assert_array_equal(a.scores, b.scores)  # bit for bit: the same program
     assert _chosen("auto", jcsol.COG()) == ("kernel", paths.GPU_KERNEL)
-    assert _chosen("auto", jcsol.ACOG()) == ("scan", paths.GPU_SCAN)
+    assert _chosen("auto", jcsol.ACOG()) == ("kernel", paths.GPU_KERNEL)
+    assert _chosen("auto", jcsol.ROMMA()) == ("scan", paths.GPU_SCAN)
+    wide = chunks.choose("auto", jcsol.ACOG(), d=200, dtype=np.float32, dense_rows=True, platform="gpu")
+    assert wide.backend.name == "scan"  # Σ beyond the registers of a program
     assert _chosen("auto", jcsol.COG(), dense_rows=False) == ("scan", paths.GPU_SCAN)
     assert _chosen("auto", jcsol.COG(), platform="cpu") == ("scan", paths.Scan())
 
 
 def test_each_backend_has_its_options():
     """The path names take the backend's options; a path given with options of its own keeps them."""
-    assert paths.GPU_KERNEL == jcsol.Kernel(block=1, num_warps=1)
+    assert paths.GPU_KERNEL == jcsol.Kernel(block=1, num_warps=None)
     assert paths.GPU_SCAN == jcsol.Scan(unroll=8)
     assert _chosen("scan", jcsol.COG()) == ("scan", paths.GPU_SCAN)
     assert _chosen("scan", jcsol.COG(), platform="cpu") == ("scan", jcsol.Scan())
@@ -194,23 +203,34 @@ def test_each_backend_has_its_options():
 
 
 def test_coverage_is_decided_from_the_learner_and_its_state(monkeypatch):
-    """The kernel covers a learner whose step is written for it and whose state is vectors of length d and
-    scalars: decided before any trace of the kernel, from the state's shapes (a matrix Σ refused by its shape)."""
+    """The kernel covers a learner whose step is written for it and whose state is scalars, vectors of length d
+    and (d, d) matrices of d at most 128: decided before any trace of the kernel, from the state's shapes."""
     assert set(chunks.BACKENDS) == {"scan", "kernel"}
     for name in jcsol.VARIANTS:
         learner = jcsol.by_name(name)
         refusals = chunks.coverage(learner)
         assert refusals["scan"] is None
         assert (refusals["kernel"] is None) is bool(learner.kernel_steps), (name, refusals)
-    monkeypatch.setattr(jcsol.ACOG, "kernel_steps", property(lambda self: True))  # declared, but Σ is a matrix
-    full = jcsol.ACOG()
-    state = chunks.state_shapes(full, d=9, dtype=np.float32)
-    assert "a leaf of ACOG-I's state has shape (9, 9)" in triton.refusal(full, lambda: state, d=9, dense_rows=True)
+    monkeypatch.setattr(jcsol.SACOG, "kernel_steps", True)  # declared, but its sketch is (d, m)
+    sketch = jcsol.SACOG()
+    state = chunks.state_shapes(sketch, d=9, dtype=np.float32)
+    refusal = triton.refusal(sketch, lambda: state, d=9, dense_rows=True)
+    assert "a leaf of SACOG-I's state has shape (9, 5)" in refusal, refusal
     asked = []
-    assert "kernel_steps is False" in triton.refusal(jcsol.AROW(), asked.append, d=9, dense_rows=True)
+    assert "kernel_steps is False" in triton.refusal(jcsol.ROMMA(), asked.append, d=9, dense_rows=True)
     assert not asked  # a learner not written for the kernel: no shapes traced
-    with pytest.raises(ValueError, match=r"path='kernel' cannot run ACOG-I here: .* has shape \(9, 9\)"):
-        _chosen("kernel", full)
+    with pytest.raises(ValueError, match=r"path='kernel' cannot run SACOG-I here: .* has shape \(9, 5\)"):
+        _chosen("kernel", sketch)
+    assert (
+        triton.refusal(
+            jcsol.ACOG(), lambda: chunks.state_shapes(jcsol.ACOG(), d=128, dtype="f4"), d=128, dense_rows=True
+        )
+        is None
+    )
+    with pytest.raises(
+        ValueError, match=r"cannot run ACOG-I here: the kernel holds a \(d, d\) matrix .* up to d = 128"
+    ):
+        chunks.choose("kernel", jcsol.ACOG(), d=129, dtype=np.float32, dense_rows=True, platform="gpu")
 
 
 def test_the_listings_come_from_the_registry(capsys):
@@ -221,7 +241,7 @@ def test_the_listings_come_from_the_registry(capsys):
     for info in jcsol.learners():
         refusals = chunks.coverage(jcsol.by_name(info.name))
         assert info.paths == tuple(name for name, why in refusals.items() if why is None), info
-    assert next(v for v in jcsol.learners() if v.name == "ACOG-I").paths == ("scan",)
+    assert next(v for v in jcsol.learners() if v.name == "ROMMA").paths == ("scan",)
     rc, text, _ = run_cli(["learners"], capsys)
     assert rc == 0
     assert "  paths: kernel, scan\n" in text
@@ -247,7 +267,7 @@ def test_auto_takes_the_scan_where_triton_cannot_be_imported(monkeypatch, stream
             _chosen("kernel", jcsol.COG())
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a learner the kernel does not cover: nothing to warn about
-            assert _chosen("auto", jcsol.ACOG()) == ("scan", paths.GPU_SCAN)
+            assert _chosen("auto", jcsol.ROMMA()) == ("scan", paths.GPU_SCAN)
         X, y, _ = stream  # off a GPU nothing changes
         jcsol.run(jcsol.COG(), X, y, perms=2)
     finally:
@@ -283,16 +303,41 @@ def test_scan_options_keep_the_bits(stream):
     ("path", "X_kind", "message"),
     [
         ("kernel", "sparse", "dense rows held in memory"),
-        (jcsol.Kernel(), "dense-full", "ACOG-I's step is not written for the kernel"),
+        (jcsol.Kernel(), "dense-uncovered", "ROMMA's step is not written for the kernel"),
         ("fast", "dense", 'path must be "auto"'),
     ],
 )
 def test_refused_paths(path, X_kind, message, stream):
     X, y, _ = stream
-    learner = jcsol.ACOG() if X_kind == "dense-full" else jcsol.COG()
+    learner = jcsol.ROMMA() if X_kind == "dense-uncovered" else jcsol.COG()
     rows = jcsol.SparseRows.from_scipy(scipy.sparse.csr_matrix(X)) if X_kind == "sparse" else X
+    compiled = len(programs.COMPILED)
     with pytest.raises(ValueError, match=message):
         jcsol.run(learner, rows, y, perms=2, path=path)
+    assert len(programs.COMPILED) == compiled  # refused before anything was compiled
+
+
+def test_a_compiled_kernel_off_a_gpu_is_refused_before_any_work(stream, monkeypatch):
+    """``Kernel(interpret=False)`` on the CPU: refused by ``run``, ``Live`` and the estimator before a row is read
+    or a program compiled, naming the option."""
+    from jcsol import Live, engine
+    from jcsol.sklearn import OnlineClassifier
+
+    X, y, _ = stream
+    read = []
+    real = engine.checked_stream
+    monkeypatch.setattr(engine, "checked_stream", lambda *a, **k: read.append(1) or real(*a, **k))
+    compiled = len(programs.COMPILED)
+    path = jcsol.Kernel(interpret=False)
+    message = r"path=Kernel\(.*interpret=False.*\): jcsol.Kernel\(interpret=False\) compiles the kernel for a GPU"
+    with pytest.raises(ValueError, match=message):
+        jcsol.run(jcsol.COG(), X, y, perms=2, path=path)
+    with pytest.raises(ValueError, match=message):
+        Live(jcsol.COG(), path=path)
+    with pytest.raises(ValueError, match=message):
+        OnlineClassifier(jcsol.COG(), path=path).fit(X, y)
+    assert not read
+    assert len(programs.COMPILED) == compiled
 
 
 @pytest.mark.parametrize(
@@ -355,8 +400,8 @@ def test_live_chooses_its_backend_as_run_does(stream):
     assert [c.backend.name for c in auto._backend._choices[9, False]] == ["scan"]
     with pytest.raises(ValueError, match='path must be "auto"'):
         Live(jcsol.COG(), path="gpu")
-    with pytest.raises(ValueError, match="path='kernel' cannot run ACOG-I here"):
-        Live(jcsol.ACOG(), path="kernel").learn(X, y)
+    with pytest.raises(ValueError, match="path='kernel' cannot run ROMMA here"):
+        Live(jcsol.ROMMA(), path="kernel").learn(X, y)
     with pytest.raises(ValueError, match="path='kernel' cannot run COG-I here: the kernel runs dense rows"):
         Live(jcsol.COG(), path="kernel", encoder=TableEncoder(numeric=["a"]))
     live = Live(jcsol.COG(eta=[0.1, 1.0]), path="kernel")
@@ -403,10 +448,10 @@ def test_estimator_refuses_a_path_before_the_pass():
 
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(40, 5)), np.where(rng.random(40) < 0.5, 1, -1)
-    clf = OnlineClassifier(jcsol.ACOG(eta=0.1), path="scan").fit(X, y)
+    clf = OnlineClassifier(jcsol.ROMMA(), path="scan").fit(X, y)
     coef = clf.coef_.copy()
     clf.set_params(path="kernel")
-    with pytest.raises(ValueError, match="path='kernel' cannot run ACOG-I here"):
+    with pytest.raises(ValueError, match="path='kernel' cannot run ROMMA here"):
         clf.partial_fit(X, y)
     np.testing.assert_array_equal(clf.coef_, coef)
     with pytest.raises(ValueError, match='path must be "auto"'):

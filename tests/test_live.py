@@ -277,9 +277,9 @@ def board_reference(scores, y, *, rule, margin, rate, gamma, alpha_p=0.5):
         served_counts += np.eye(4)[(1 if s < 0 else 0) if pos else (3 if s < 0 else 2)]
         counts += hits
         p_seen, n_seen = counts[0, 0] + counts[0, 1], counts[0, 2] + counts[0, 3]
-        rho = alpha_p * (n_seen + 1) / ((1 - alpha_p) * (p_seen + 1)) if pos else 1.0
+        rho = alpha_p * (n_seen + 1) / ((1 - alpha_p) * (p_seen + 1))  # ρ_t, whichever class the event is
         wrong = pos == (f < 0)
-        loss = np.where(wrong, (rho if pos else 1.0) / (1.0 + rho), 0.0)
+        loss = np.where(wrong, (rho if pos else 1.0) / (1.0 + rho), 0.0)  # a miss ρ_t/(1+ρ_t), a false alarm 1/(1+ρ_t)
         log_w = gamma * log_w - rate * loss
         log_w -= log_w.max()
         recent = gamma * recent + hits
@@ -332,7 +332,7 @@ def test_board_follows_its_rules(stream, rule, gamma):
         assert len(set(choices)) > 1, "the stream should make FTL switch at least once"
     else:
         np.testing.assert_allclose(np.asarray(live.board.log_weights), log_w, rtol=1e-4, atol=1e-4)
-        assert board.weights.max() > 2 * board.weights.min()
+        assert board.weights.max() > 1.4 * board.weights.min()  # weights far from uniform: the check above bites
     from sklearn.metrics import roc_auc_score
 
     last = slice(len(y) - 64, len(y))

@@ -101,13 +101,25 @@ VARIANTS: dict[str, Callable[..., Learner]] = {
 
 
 def by_name(name: str, **hyperparameters: Any) -> Learner:
-    """The learner variant called ``name`` (case-insensitive), with the given hyperparameters."""
+    """The learner variant called ``name`` (case-insensitive), with the given hyperparameters and options.
+
+    The learner is always the variant named: a keyword that would make another variant (``by_name("ACOG-II",
+    diagonal=True)``, which is ACOG-II-diag) is refused, naming the variant it would give.
+    """
     if not isinstance(name, str):
         raise TypeError(f"a learner's name must be a string, got {type(name).__name__}: {name!r}")
     lookup = {k.lower(): k for k in VARIANTS}
     if name.lower() not in lookup:
         raise ValueError(f"unknown learner {name!r}; choose from {', '.join(VARIANTS)}")
-    return VARIANTS[lookup[name.lower()]](**hyperparameters)
+    variant = lookup[name.lower()]
+    learner = VARIANTS[variant](**hyperparameters)  # a keyword the variant sets itself: Python's TypeError
+    if learner.name != variant:
+        given = ", ".join(f"{k}={v!r}" for k, v in hyperparameters.items())
+        raise ValueError(
+            f"by_name({name!r}, {given}) would build {learner.name}, not {variant}: ask for "
+            f"by_name({learner.name!r}) by its own name, or leave out the option that changes the variant"
+        )
+    return learner
 
 
 __all__ = [

@@ -23,7 +23,16 @@ from ..base import (
     normal_row_scales,
     pytree_dataclass,
 )
-from ..linalg import SparseVector, Vector, add_scaled, add_scaled_square, densify, dot, weighted_squared_norm
+from ..linalg import (
+    SparseVector,
+    Vector,
+    add_scaled,
+    add_scaled_square,
+    densify,
+    dot,
+    matvec,
+    weighted_squared_norm,
+)
 from ..objective import LOSSES, cost_sensitive_loss
 
 
@@ -106,9 +115,7 @@ class ACOG(Learner[ACOGState]):
     def sparse_steps(self) -> bool:  # the diagonal version touches only a row's non-zeros
         return self.diagonal
 
-    @property
-    def kernel_steps(self) -> bool:  # the diagonal version's state is two vectors (jcsol.core.triton)
-        return self.diagonal
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton), Σ full or diagonal
 
     def too_large_hint(self) -> str:
         return "use diagonal=True (ACOG-diag, O(d) memory per run) or fewer runs"
@@ -135,8 +142,8 @@ class ACOG(Learner[ACOGState]):
             sigma = new
         else:
             x = densify(x, mu.shape[0])
-            sx = sigma @ x
-            denom = self.gamma + sx @ x
+            sx = matvec(sigma, x, symmetric=True)
+            denom = self.gamma + dot(sx, x)
             sigma = sigma - (update / denom) * jnp.outer(sx, sx)
             mu = mu + (update * self.eta * c * y * ((1 - nu) * denom + nu * self.gamma) / denom) * sx
         return ACOGState(mu=mu, sigma=sigma), StepInfo(score=f, loss=loss)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, covariance_row_scales, hyperparameter, pytree_dataclass
+from ..linalg import dot, matvec
 
 
 class AROWState(NamedTuple):
@@ -52,6 +53,7 @@ class AROW(Learner[AROWState]):
     r: ArrayLike = hyperparameter(1.0)
 
     weights_field = "mu"
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def too_large_hint(self) -> str:
         return "use fewer runs (AROW keeps a d × d covariance per run)"
@@ -64,10 +66,10 @@ class AROW(Learner[AROWState]):
 
     def step(self, state: AROWState, ex: Example) -> tuple[AROWState, StepInfo]:
         mu, sigma, x, y = state.mu, state.sigma, ex.x, ex.y
-        f = mu @ x
+        f = dot(mu, x)
         loss = jnp.maximum(0.0, 1.0 - y * f)
-        sx = sigma @ x
-        beta = jnp.where(loss > 0, 1.0 / (sx @ x + self.r), 0.0)
+        sx = matvec(sigma, x, symmetric=True)
+        beta = jnp.where(loss > 0, 1.0 / (dot(sx, x) + self.r), 0.0)
         mu = mu + (loss * beta * y) * sx
         sigma = sigma - beta * jnp.outer(sx, sx)
         return AROWState(mu=mu, sigma=sigma), StepInfo(score=f, loss=loss)

@@ -12,6 +12,7 @@ from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StepInfo, concrete_values, hyperparameter, normal_row_scales, pytree_dataclass
+from ..linalg import dot, matvec, squared_norm, tracing_gpu_kernel
 
 #: Variance floor of the guarded update, relative to ``‖x_t‖²`` (the variance of ``x_t`` under ``Σ_1 = I``).
 VARIANCE_FLOOR = 1e-6
@@ -27,20 +28,30 @@ def covariance(state: CWState) -> jax.Array:
     return state.root @ jnp.swapaxes(state.root, -1, -2)
 
 
+def confidence_quantile(eta: Any, dtype) -> jax.Array:
+    """``φ = Φ^{-1}(η)``, the standard normal's quantile of the confidence η: ``ndtri``, or inside a GPU kernel
+    (whose programs take no array constants, as ``ndtri``'s polynomial coefficients are) ``√2·erf⁻¹(2η − 1)``,
+    ``2η − 1`` exact for η in (0.5, 1); the two agree to a unit or two in the last place."""
+    eta = jnp.asarray(eta, dtype)
+    if tracing_gpu_kernel():
+        return np.sqrt(2.0).astype(dtype) * jax.lax.erf_inv(2 * eta - 1)
+    return ndtri(eta)
+
+
 def cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str) -> tuple[CWState, StepInfo]:
     """One round of CW / SCW-I / SCW-II on the square-root covariance, with the variance floor."""
     mu, root, x, y = state.mu, state.root, ex.x, ex.y
     dtype = x.dtype
-    phi = ndtri(jnp.asarray(eta, dtype))
-    f = mu @ x
+    phi = confidence_quantile(eta, dtype)
+    f = dot(mu, x)
     m = y * f
     # z = Aᵀx as a column sum: written `root.T @ x`, XLA transposes every run's whole factor each round (a copy
     # of the state that made the round 5× slower on CPU under the engine's vmaps)
     z = jnp.sum(root * x[:, None], axis=0)
-    v = z @ z  # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
+    v = dot(z, z)  # v = xᵀΣx = ‖Aᵀx‖² >= 0 by construction
     loss = jnp.maximum(0.0, phi * jnp.sqrt(v) - m)
     update = loss > 0
-    floor = VARIANCE_FLOOR * (x @ x)
+    floor = VARIANCE_FLOOR * squared_norm(x)
     vh = jnp.maximum(v, floor)
     vh_safe = jnp.where(vh > 0, vh, 1.0)  # a zero row: vh = 0, no update (loss = 0 there)
     phi2 = phi * phi
@@ -63,7 +74,7 @@ def cw_family_step(state: CWState, ex: Example, eta: Any, C: Any, variant: str) 
     # Σ − ((1 − r)/v) Σx xᵀΣ = A (I − g z zᵀ)² Aᵀ with g = (1 − √r)/v = (1 − r)/(v (1 + √r)).
     shrink = v >= floor
     g = jnp.where(update & shrink & (v > 0), (1.0 - r) / (jnp.where(v > 0, v, 1.0) * (1.0 + jnp.sqrt(r))), 0.0)
-    s = root @ z  # Σ x
+    s = matvec(root, z)  # Σ x
     mu = mu + (alpha * y) * s
     root = root - g * jnp.outer(s, z)
     return CWState(mu=mu, root=root), StepInfo(score=f, loss=loss)
@@ -78,6 +89,7 @@ def check_confidence(learner: Any) -> None:
 
 class _CWBase(Learner[CWState]):
     weights_field = "mu"
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -49,7 +49,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
 from ..base import (
@@ -62,7 +61,8 @@ from ..base import (
     normal_row_scales,
     pytree_dataclass,
 )
-from .cw import check_confidence
+from ..linalg import dot, matvec, vecmat
+from .cw import check_confidence, confidence_quantile
 
 #: The forms of the covariance: the full matrix and the two diagonal approximations.
 COVARIANCES = ("full", "project", "drop")
@@ -124,6 +124,7 @@ class CWVar(Learner[CWVarState]):
     covariance: str = choice("full", *COVARIANCES)
 
     weights_field = "mu"
+    kernel_steps = True  # dense steps run in the GPU kernel (jcsol.core.triton)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -146,16 +147,16 @@ class CWVar(Learner[CWVarState]):
 
     def step(self, state: CWVarState, ex: Example) -> tuple[CWVarState, StepInfo]:
         mu, root, x, y = state.mu, state.root, ex.x, ex.y
-        phi = ndtri(jnp.asarray(self.eta, x.dtype))
-        f = mu @ x
+        phi = confidence_quantile(self.eta, x.dtype)
+        f = dot(mu, x)
         m = y * f
         if self.covariance == "full":
-            z = x @ root
-            v = z @ z
-            sx = root @ z
+            z = vecmat(x, root)
+            v = dot(z, z)
+            sx = matvec(root, z)
         else:
             sx = root * x
-            v = sx @ x
+            v = dot(sx, x)
         alpha = variance_alpha(m, v, phi)
         mu = mu + (alpha * y) * sx
         q = 2.0 * alpha * phi  # the precision added along x

@@ -53,6 +53,9 @@ class ChunkBackend(Protocol):
     def default_options(self, platform: str) -> Any:
         """Its options on ``platform`` when asked for by name."""
 
+    def options_refusal(self, options, platform: str) -> str | None:
+        """Why ``options`` cannot run on ``platform``, or ``None``."""
+
     def rows(self, rows: np.ndarray) -> np.ndarray:
         """Dense rows laid out as its chunks read them, once, before they are placed."""
 
@@ -80,6 +83,9 @@ class _ScanBackend:
 
     def default_options(self, platform: str) -> Scan:
         return GPU_SCAN if platform == "gpu" else Scan()
+
+    def options_refusal(self, options: Scan, platform: str) -> str | None:
+        return None
 
     def rows(self, rows):
         return rows
@@ -115,6 +121,14 @@ class _TritonBackend:
 
     def default_options(self, platform: str) -> Kernel:
         return GPU_KERNEL
+
+    def options_refusal(self, options: Kernel, platform: str) -> str | None:
+        if options.interpret is False and platform != "gpu":
+            return (
+                f"jcsol.Kernel(interpret=False) compiles the kernel for a GPU, and this run's platform is {platform}: "
+                "leave interpret=None (Pallas' interpreter off a GPU) or run on a GPU"
+            )
+        return None
 
     def rows(self, rows):
         return triton.padded_rows(rows)
@@ -167,7 +181,11 @@ def choose(path: Any, learner, *, d: int, dtype, dense_rows: bool, platform: str
         return _automatic(learner, state, d=d, dense_rows=dense_rows, platform=platform, probe=probe)
     else:
         chosen = Choice(BACKENDS[path], BACKENDS[path].default_options(platform))
-    why = chosen.backend.refusal(learner, state, d=d, dense_rows=dense_rows) or chosen.backend.unavailable()
+    why = (
+        chosen.backend.options_refusal(chosen.options, platform)
+        or chosen.backend.refusal(learner, state, d=d, dense_rows=dense_rows)
+        or chosen.backend.unavailable()
+    )
     if why is not None:
         raise ValueError(
             f"path={chosen.backend.name!r} cannot run {learner.name} here: {why}; use path='scan' or 'auto'"
@@ -175,9 +193,14 @@ def choose(path: Any, learner, *, d: int, dtype, dense_rows: bool, platform: str
     return chosen
 
 
-def check_path(path: Any) -> None:
-    """Refuses a ``path=`` that names no backend (before anything is known of the learner or its rows)."""
-    if any(isinstance(path, b.options) for b in BACKENDS.values()):
+def check_path(path: Any, platform: str | None = None) -> None:
+    """Refuses a ``path=`` that names no backend, or whose options cannot run on ``platform`` (where given), before
+    anything is known of the learner or its rows."""
+    owners = [b for b in BACKENDS.values() if isinstance(path, b.options)]
+    if owners:
+        why = None if platform is None else owners[0].options_refusal(path, platform)
+        if why is not None:
+            raise ValueError(f"path={path!r}: {why}")
         return
     if isinstance(path, str) and (path == "auto" or path in BACKENDS):
         return

@@ -43,17 +43,38 @@ def compiled_init(
     per_unit: bool,
     sparse_rows: bool,
     compiler_options: Mapping[str, Any] | CompilerOptions = (),
+    scale: str | None = None,
 ):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached; the carry is laid out
-    for sparse rows or dense ones (:func:`jcsol.core.layout.carry_formats`)."""
+    for sparse rows or dense ones (:func:`jcsol.core.layout.carry_formats`), and holds the features' statistics
+    of ``scale`` (:func:`jcsol.core.rounds.init_carry`)."""
     key = signature(
-        (learner, keys), "init", n_grid, n_curve, d, np.dtype(dtype), devices, per_unit, sparse_rows, compiler_options
+        (learner, keys),
+        "init",
+        n_grid,
+        n_curve,
+        d,
+        np.dtype(dtype),
+        devices,
+        per_unit,
+        sparse_rows,
+        compiler_options,
+        scale,
     )
 
     def build():
         split, whole = PartitionSpec("runs"), PartitionSpec()
         init = placement.sharded(
-            functools.partial(init_carry, n_grid=n_grid, n_curve=n_curve, d=d, dtype=dtype, per_unit=per_unit),
+            functools.partial(
+                init_carry,
+                n_grid=n_grid,
+                n_curve=n_curve,
+                d=d,
+                dtype=dtype,
+                per_unit=per_unit,
+                scale=scale,
+                sparse_rows=sparse_rows,
+            ),
             devices,
             (split if per_unit else whole, split),
         )

@@ -14,7 +14,9 @@ import jax
 import jax.numpy as jnp
 
 from ..base import Example
+from ..linalg import SparseVector, densify
 from ..metrics import FN, FP, TN, TP
+from . import scaling
 
 
 class Carry(NamedTuple):
@@ -24,6 +26,7 @@ class Carry(NamedTuple):
     counts: jax.Array  # (4,) int32: tp, fn, fp, tn
     curve: jax.Array  # (K, 4) int32: counts after the rounds of the curve points
     mistake_cost: jax.Array  # (2,): Tally's cost and lost
+    scaler: Any = None  # the features' running statistics (jcsol.core.scaling), or None: rows as given
 
 
 def compensated_add(total: jax.Array, lost: jax.Array, value: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -49,14 +52,18 @@ class Tally(NamedTuple):
     counts: jax.Array  # (4,) int32: tp, fn, fp, tn
     cost: jax.Array  # the example costs c_t summed over the rounds predicted wrongly (compensated_add) …
     lost: jax.Array  # … and what the sum's rounding lost
+    scaler: Any = None  # the features' running statistics (jcsol.core.scaling), or None
 
 
-def run_round(learner, objective, state, tally: Tally, example, total_pos, total_neg):
+def run_round(learner, objective, state, tally: Tally, example, total_pos, total_neg, *, d: int | None = None):
     """One run's round, the same in every way of running it (the scan, a kernel, the live learner's batches and
     the estimator's steps): ``(state, tally, the step's StepInfo)``.
 
     With ``example = (x, y_t, c_t or None, weight or None)`` and ``T_p``, ``T_n`` the run's positives and negatives
-    seen so far, this one included: ``ρ_t`` is the objective's weight of the example
+    seen so far, this one included: with ``tally.scaler`` the row is first standardised by the statistics of the
+    rows before it, which then take it in (:mod:`jcsol.core.scaling`), and a sparse row (a
+    :class:`jcsol.linalg.SparseVector`) is densified to ``d`` features for a learner whose steps are dense;
+    ``ρ_t`` is the objective's weight of the example
     (:meth:`jcsol.objective.Objective.weight`), times the example's weight where given; the learner's step
     runs on ``Example(x, y_t, ρ_t, c_t or ρ_t)`` and scores the row with the model before its update
     (``f_t >= 0`` predicts +1); the confusion count of ``(y_t, f_t)`` grows by one, and a wrong prediction adds its
@@ -78,16 +85,22 @@ def run_round(learner, objective, state, tally: Tally, example, total_pos, total
     if weight is not None:
         rho = rho * weight
     cost = rho if example_cost is None else example_cost
-    state, info = learner.step(state, Example(x, label, rho, cost))
+    row: Any = scaling.scaled(tally.scaler, x)
+    if isinstance(row, SparseVector) and not learner.sparse_steps:
+        if d is None:
+            raise ValueError(f"run_round needs d to densify a sparse row for {learner.name}, whose steps are dense")
+        row = densify(row, d)
+    state, info = learner.step(state, Example(row, label, rho, cost))
     below = info.score < 0
     cell = jnp.where(positive, jnp.where(below, FN, TP), jnp.where(below, TN, FP))
     total, lost = compensated_add(tally.cost, tally.lost, jnp.where(positive == below, cost, 0))
-    return state, Tally(counts + (cells == cell), total, lost), info
+    return state, Tally(counts + (cells == cell), total, lost, scaling.updated(tally.scaler, x)), info
 
 
-def init_carry(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
+def init_carry(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False, scale=None, sparse_rows=False):
     """Every unit's initial carry; ``learner`` holds each unit's hyperparameters when ``per_unit``, else the
-    grid's, shared by every unit."""
+    grid's, shared by every unit; with ``scale="online"`` each run's features' statistics of no row yet, for
+    sparse rows or dense ones (:func:`jcsol.core.scaling.init_scaler`)."""
 
     def one(learner, key):
         return Carry(
@@ -95,6 +108,7 @@ def init_carry(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False):
             jnp.zeros(4, jnp.int32),
             jnp.zeros((n_curve, 4), jnp.int32),
             jnp.zeros(2, dtype),
+            scaling.init_scaler(scale, d, dtype, sparse_rows),
         )
 
     # axis_size: a learner without float hyperparameters has no leaf to map over

@@ -162,11 +162,12 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
 
     def round_(carry, learner, objective, example, slot, total_pos, total_neg):  # one run's round
         x, label, example_cost, weight = example
-        example = (as_vector(x, d, learner.sparse_steps), label, example_cost, weight)
-        tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1])
-        state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg)
+        example = (as_vector(x, d, sparse_steps=True), label, example_cost, weight)  # run_round densifies
+        tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1], carry.scaler)
+        state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg, d=d)
         curve = carry.curve.at[slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
-        return Carry(state, tally.counts, curve, jnp.stack([tally.cost, tally.lost])), getattr(info, report)
+        mistake_cost = jnp.stack([tally.cost, tally.lost])
+        return Carry(state, tally.counts, curve, mistake_cost, tally.scaler), getattr(info, report)
 
     over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None

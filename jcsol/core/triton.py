@@ -4,16 +4,20 @@
 On a GPU, XLA runs the body of a ``lax.scan`` as a few kernels launched from the host at every round, which costs
 more than a first-order round's arithmetic. Here one kernel runs a whole chunk. The engine's runs are *units* (a
 permutation and its block of grid points) times the unit's grid points; the kernel's programs form a grid over
-(units, blocks of :attr:`jcsol.Kernel.block` grid points). A program loads its runs' states — ``(block, d)``
-vectors and ``(block,)`` scalars — once, loops over the chunk's rounds, and writes them back once: every round it
-reads the unit's row index, the row, its label and its cost. The loop takes the rounds in groups of
+(units, blocks of :attr:`jcsol.Kernel.block` grid points). A program loads its runs' states — ``(block,)``
+scalars, ``(block, d)`` vectors and ``(block, d, d)`` matrices (the full covariance Σ of ACOG, AROW and the CW
+family, or its square root, for ``d`` up to :data:`MATRIX_FEATURES`, spread over the registers of the program's
+warps: :func:`warps`) — once, loops over the chunk's rounds, and writes them back once: every round it reads the
+unit's row index, the row, its label and its cost. A matrix's products with a row are elementwise products and
+sums (:func:`jcsol.linalg.matvec`), never a matrix instruction, whose float32 products a GPU may round through
+TF32's 10-bit mantissas (which the cancelling covariance update cannot take). The loop takes the rounds in groups of
 :attr:`jcsol.Kernel.unroll`, the next group's rows being loaded while the current group updates. The number of
 rounds is an argument, so one compiled kernel serves every chunk of a run, the last, shorter one included.
 
 Grid points and features are padded to powers of 2 (Triton's blocks): a padded grid point repeats the last
-point's hyperparameters and is dropped; padded features are 0 in every row, so they change no state and no
-score. The rows are padded once, where the engine places them (:func:`padded_rows`), not by each chunk: a chunk
-that padded them would copy the whole stream at every call.
+point's hyperparameters and is dropped; padded features are 0 in every row and in every matrix's padded rows
+and columns, so they change no state and no score. The rows are padded once, where the engine places them
+(:func:`padded_rows`), not by each chunk: a chunk that padded them would copy the whole stream at every call.
 
 A round is the engine's own, :func:`jcsol.core.rounds.run_round` (traced under :func:`jcsol.linalg.in_gpu_kernel`,
 for every run of the block at once); this module supplies only how rows and states are laid out and looped
@@ -59,21 +63,55 @@ def _pallas_triton():
         return importlib.import_module(_PALLAS_TRITON)
 
 
+#: The largest (padded) dimension of a matrix a kernel's program holds: a (128, 128) float32 Σ takes 64 registers
+#: a thread over 8 warps (:func:`warps`), which the H200's 255 registers a thread hold with the loop's others.
+MATRIX_FEATURES = 128
+
+
 def refusal(learner, state: Callable[[], Any], *, d: int, dense_rows: bool) -> str | None:
     """Why the kernel does not run ``learner``, or ``None`` (``state()``: the shapes of one run's state, asked for
     only of a learner whose ``kernel_steps`` is true): it runs dense rows held in memory, and learners whose
-    ``kernel_steps`` is true with states of vectors of length ``d`` and scalars."""
+    ``kernel_steps`` is true with states of scalars, vectors of length ``d`` and ``(d, d)`` matrices, these while
+    ``d`` padded to a power of 2 is at most :data:`MATRIX_FEATURES`."""
     if not dense_rows:
         return "the kernel runs dense rows held in memory; these are sparse rows or a row store"
     if not learner.kernel_steps:
         return f"{learner.name}'s step is not written for the kernel (its kernel_steps is False)"
     for leaf in jax.tree.leaves(state()):
-        if leaf.shape not in ((), (d,)):
+        if leaf.shape == (d, d) and padded(d) > MATRIX_FEATURES:
             return (
-                f"the kernel holds states of vectors of length d={d} and scalars, but a leaf of {learner.name}'s "
-                f"state has shape {leaf.shape}"
+                f"the kernel holds a (d, d) matrix of {learner.name}'s state in registers up to d = "
+                f"{MATRIX_FEATURES}, but d = {d}"
+            )
+        if leaf.shape not in ((), (d,), (d, d)):
+            return (
+                f"the kernel holds states of scalars, vectors of length d={d} and (d, d) matrices, but a leaf of "
+                f"{learner.name}'s state has shape {leaf.shape}"
             )
     return None
+
+
+def rounds_an_iteration(options: Kernel, state_leaves) -> int:
+    """The rounds a program's loop takes an iteration: ``options.unroll`` where given; else 2 for states of
+    vectors and scalars and 1 with a ``(d, d)`` matrix. The machine code for sm_90 (``python
+    benchmarks/kernel_code.py --learner ACOG-I-diag,COG-II,PA-I --unroll 1,2,4,8``, Triton 3.9) waits every
+    round for its row at one round an iteration; its model, fitted to the H200's measured round, gives
+    ACOG-I-diag's a9a protocol 14.7, 9.2, 9.6 and 7.8 ms at 1, 2, 4 and 8 rounds an iteration (64 registers a
+    thread at 2, 144 at 8, which puts the 2,420-run grid in two waves: 19.8 against 13.8 ms), COG-II and PA-I
+    the same order. Two is the model's, until a device measures it."""
+    if options.unroll is not None:
+        return options.unroll
+    return 1 if any(len(leaf.shape) == 4 for leaf in state_leaves) else 2
+
+
+def warps(options: Kernel, state_leaves, d: int) -> int:
+    """The warps a program runs on: ``options.num_warps`` where given; else 1 for states of vectors and scalars,
+    and for a ``(d, d)`` matrix enough warps (up to 8) that it takes at most 64 registers a thread."""
+    if options.num_warps is not None:
+        return options.num_warps
+    if not any(len(leaf.shape) == 4 for leaf in state_leaves):  # (units, grid, d, d)
+        return 1
+    return max(1, min(8, padded(d) ** 2 // (64 * 32)))
 
 
 def padded(n: int) -> int:
@@ -106,7 +144,8 @@ class _Stream(NamedTuple):
 class _Runs(NamedTuple):
     """What a program carries through the chunk and writes back: its input and output are one buffer."""
 
-    state: list  # the state's leaves, (units, padded grid[, padded d])
+    state: list  # the state's leaves, (units, padded grid[, padded d[, padded d]])
+    scaler: list  # the features' statistics' leaves (jcsol.core.scaling), (units, padded grid[, padded d])
     counts: Any  # (units, padded grid, 4): tp, fn, fp, tn
     curve: Any  # (units, K, padded grid, 4), or None without curve points
     mistake_cost: Any  # (units, 2, padded grid): Tally's cost and lost
@@ -157,11 +196,12 @@ def kernel_chunk(
         extra = jnp.repeat(a[:, -1:], gp - n_grid, axis=1)
         return jnp.concatenate([a, extra], axis=1) if gp > n_grid else a
 
-    def features_padded(a):  # (…, d) → (…, dp), zeros
-        return jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, dp - d)]) if dp > d else a
+    def features_padded(a):  # (units, grid, d…) → (units, grid, dp…), zeros
+        return jnp.pad(a, [(0, 0), (0, 0)] + [(0, dp - d)] * (a.ndim - 2)) if dp > d else a
 
     hyper, hyper_def = jax.tree.flatten((learner, objective))
     state, state_def = jax.tree.flatten(carry.state)
+    scaler, scaler_def = jax.tree.flatten(carry.scaler)
     stream = _Stream(
         n_rounds=jnp.reshape(n_rounds, (1,)).astype(jnp.int32),
         idx=idx,
@@ -175,7 +215,8 @@ def kernel_chunk(
         hyper=[grid_padded(a if per_unit else jnp.broadcast_to(a, (units, n_grid))) for a in hyper],
     )
     runs = _Runs(
-        state=[grid_padded(features_padded(a) if a.ndim == 3 else a) for a in state],
+        state=[grid_padded(features_padded(a)) for a in state],
+        scaler=[grid_padded(features_padded(a)) for a in scaler],
         counts=grid_padded(carry.counts),
         curve=jnp.moveaxis(grid_padded(carry.curve), 1, 2) if n_curve else None,
         mistake_cost=jnp.moveaxis(grid_padded(carry.mistake_cost), 1, 2),
@@ -205,6 +246,7 @@ def kernel_chunk(
     )
     runs_specs = _Runs(
         state=[of_runs(a, 1) for a in runs.state],
+        scaler=[of_runs(a, 1) for a in runs.scaler],
         counts=of_runs(runs.counts, 1),
         curve=None if runs.curve is None else of_runs(runs.curve, 2),
         mistake_cost=of_runs(runs.mistake_cost, 2),
@@ -261,9 +303,14 @@ def kernel_chunk(
         cost = runs_in.mistake_cost
         start = (
             jax.tree.unflatten(state_def, [r[0] for r in runs_in.state]),
-            Tally(runs_in.counts[0], cost[0, 0, :], cost[0, 1, :]),
+            Tally(
+                runs_in.counts[0],
+                cost[0, 0, :],
+                cost[0, 1, :],
+                jax.tree.unflatten(scaler_def, [r[0] for r in runs_in.scaler]),
+            ),
         )
-        size = options.unroll
+        size = rounds_an_iteration(options, runs.state)
         with in_gpu_kernel():
             group, first = groups(size, 0)
             carried, _, _ = jax.lax.fori_loop(0, n // size, group, first(start))
@@ -272,6 +319,8 @@ def kernel_chunk(
                 carried, _, _ = jax.lax.fori_loop(0, n % size, group, first(carried))
         state, tally = carried
         for ref, a in zip(runs_out.state, jax.tree.leaves(state)):
+            ref[0] = a
+        for ref, a in zip(runs_out.scaler, jax.tree.leaves(tally.scaler)):
             ref[0] = a
         runs_out.counts[0] = tally.counts
         runs_out.mistake_cost[0, 0, :], runs_out.mistake_cost[0, 1, :] = tally.cost, tally.lost
@@ -285,12 +334,18 @@ def kernel_chunk(
         in_specs=(stream_specs, runs_specs),
         out_specs=(runs_specs, of_runs(scores_shape, 2) if record_scores else None),
         input_output_aliases={n_stream + k: k for k in range(len(jax.tree.leaves(runs)))},
-        compiler_params=pallas_triton.CompilerParams(num_warps=options.num_warps, num_stages=options.num_stages),
+        compiler_params=pallas_triton.CompilerParams(
+            num_warps=warps(options, runs.state, d), num_stages=options.num_stages
+        ),
         interpret=interpret,
         name=f"jcsol_{learner.name.replace('-', '_')}_rounds",
     )(stream, runs)
 
-    state = [a[:, :n_grid, :d] if a.ndim == 3 else a[:, :n_grid] for a in out_runs.state]
+    def unpadded(a):
+        return a[(slice(None), slice(n_grid)) + (slice(d),) * (a.ndim - 2)]
+
+    state = [unpadded(a) for a in out_runs.state]
+    scaler = jax.tree.unflatten(scaler_def, [unpadded(a) for a in out_runs.scaler])
     counts = out_runs.counts[:, :n_grid]
     curve = jnp.moveaxis(out_runs.curve, 2, 1)[:, :n_grid] if n_curve else carry.curve
     mistake_cost = jnp.moveaxis(out_runs.mistake_cost, 2, 1)[:, :n_grid]
@@ -298,7 +353,7 @@ def kernel_chunk(
         scores = jnp.moveaxis(scores, 1, 2)[:, :n_grid]
     else:
         scores = jnp.zeros((units, n_grid, 0), y.dtype)
-    return type(carry)(jax.tree.unflatten(state_def, state), counts, curve, mistake_cost), scores
+    return type(carry)(jax.tree.unflatten(state_def, state), counts, curve, mistake_cost, scaler), scores
 
 
 def kernel_prefix(

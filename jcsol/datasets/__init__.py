@@ -29,7 +29,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..stream import SparseRows, check_features, check_fits
+from ..stream import SparseRows, check_features, check_fits, is_scipy_sparse
 from . import synthetic
 from .libsvm import add_bias, check_n_features, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
@@ -204,8 +204,19 @@ def l2_normalize(X: np.ndarray) -> np.ndarray: ...
 def l2_normalize(X: np.ndarray | SparseRows) -> np.ndarray | SparseRows:
     """Each row divided by its L2 norm; a zero row stays zero. A row whose sum of squares overflows or underflows
     (values from about 1e154, or all below about 1e-146, in float64) has its norm taken over the row divided by its
-    largest magnitude first."""
-    values = X.values if isinstance(X, SparseRows) else X
+    largest magnitude first.
+
+    Dense ``(n, d)`` rows (an array, or nested lists) come back as an array, :class:`SparseRows` and SciPy sparse
+    matrices (taken as ``SparseRows.from_scipy``) as :class:`SparseRows` with their indices as they are; float
+    values keep their dtype, integers and booleans become float64. Anything else is refused (``TypeError``)."""
+    if is_scipy_sparse(X):
+        X = SparseRows.from_scipy(X)
+    values = np.asarray(X.values if isinstance(X, SparseRows) else X)
+    if values.ndim != 2 or values.dtype.kind not in "biuf":
+        raise TypeError(
+            "l2_normalize takes (n, d) rows of real numbers (an array, jcsol.SparseRows or a SciPy sparse matrix), "
+            f"not {values.dtype} of shape {values.shape}"
+        )
     if values.dtype.kind != "f":
         values = values.astype(np.float64)
     with np.errstate(over="ignore", under="ignore"):

@@ -22,11 +22,16 @@ SYN_OFFSET = 1.0 / 3.0
 
 
 def minmax_scale(X: np.ndarray) -> np.ndarray:
-    """Each feature mapped to [0, 1] (a constant feature becomes 0)."""
-    X = np.asarray(X, np.float64)
+    """Each feature of the dense ``(n, d)`` rows mapped to [0, 1] (a constant feature becomes 0), computed in
+    float64 and returned in the rows' float dtype (float64 for integers and booleans); other rows are refused
+    (``TypeError``)."""
+    given = np.asarray(X)
+    if given.ndim != 2 or given.dtype.kind not in "biuf":
+        raise TypeError(f"minmax_scale takes dense (n, d) rows of real numbers, not {given.dtype} of {given.shape}")
+    X = given.astype(np.float64)
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
-    return (X - lo) / span
+    return ((X - lo) / span).astype(given.dtype if given.dtype.kind == "f" else np.float64, copy=False)
 
 
 def load_koil(name: str, data_dir: str | os.PathLike | None = None, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
@@ -62,6 +67,12 @@ def koil_synthetic(n_pos: int, n_neg: int, seed: int = 0, dtype=np.float32) -> t
     was tried first; KOIL then scored 0.02–0.04 above the thesis's Table 3.2.) Rows come in a random order.
     Syn1–Syn4 are ``koil_synthetic(*SYNTHETIC["SynK"])``.
     """
+    from . import check_float_dtype  # the package imports this module at its end
+
+    for name, count in (("n_pos", n_pos), ("n_neg", n_neg)):
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"koil_synthetic: {name} must be a whole number >= 0, got {count!r}")
+    dtype = check_float_dtype(dtype)
     rng = np.random.default_rng(seed)
     centres = np.array(
         [[0.5, 0.5 - SYN_OFFSET], [0.5, 0.5 + SYN_OFFSET], [0.5 - SYN_OFFSET, 0.5], [0.5 + SYN_OFFSET, 0.5]]

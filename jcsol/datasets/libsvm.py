@@ -149,7 +149,9 @@ def add_bias(X):
     * a dense ``(T, d)`` array: a last column, ``(T, d + 1)``, of the array's float dtype (float64 for an
       integer array);
     * :class:`jcsol.SparseRows` (or a SciPy sparse matrix or array, taken as ``SparseRows.from_scipy``): column
-      ``d``, as one more entry at the end of every row, ``n_features = d + 1``.
+      ``d``, as one more entry at the end of every row, ``n_features = d + 1``; the indices keep their integer
+      dtype (signed or unsigned), widened only where it cannot hold ``d`` (``uint8`` indices of 256 features),
+      and the values theirs.
     """
     if is_scipy_sparse(X):
         X = SparseRows.from_scipy(X)
@@ -157,8 +159,10 @@ def add_bias(X):
         if X.n_features >= MAX_INDEX:
             raise ValueError(f"add_bias: rows of {X.n_features} features leave no int32 column for the constant")
         indices, values = np.asarray(X.indices), np.asarray(X.values)
+        if indices.dtype.kind not in "iu":
+            raise TypeError(f"add_bias: SparseRows indices must be integers, got dtype {indices.dtype}")
         n = indices.shape[0]
-        column = np.full((n, 1), X.n_features, dtype=np.result_type(indices.dtype, np.int32))
+        column = np.full((n, 1), X.n_features, dtype=_index_dtype(indices.dtype, int(X.n_features)))
         return SparseRows(
             np.concatenate([indices, column], axis=1),
             np.concatenate([values, np.ones((n, 1), values.dtype)], axis=1),
@@ -172,6 +176,13 @@ def add_bias(X):
         )
     dtype = X.dtype if X.dtype.kind == "f" else np.dtype(np.float64)
     return np.concatenate([X.astype(dtype, copy=False), np.ones((X.shape[0], 1), dtype)], axis=1)
+
+
+def _index_dtype(dtype: np.dtype, largest: int) -> np.dtype:
+    """``dtype`` (an integer dtype) if it holds ``largest``, else the narrowest integer dtype holding both."""
+    if np.iinfo(dtype).max >= largest:
+        return np.dtype(dtype)
+    return np.result_type(dtype, np.min_scalar_type(largest))
 
 
 def check_n_features(n_features) -> int:
@@ -201,9 +212,19 @@ def open_text(path: str | os.PathLike):
 
 def iter_libsvm_blocks(path: str | os.PathLike, block_rows: int = 100_000) -> Iterator[tuple[int, str]]:
     """``(first line number, text)`` of the file in blocks of ``block_rows`` lines, read lazily: memory holds
-    one block at a time. A damaged gzip stream raises ``ValueError`` naming the file."""
+    one block at a time. A bad ``block_rows`` is refused by the call itself, before any block is asked for; a
+    damaged gzip stream raises ``ValueError`` naming the file."""
+    return _blocks(path, check_block_rows(block_rows))
+
+
+def check_block_rows(block_rows) -> int:
+    """``block_rows`` as an int >= 1, refusing anything else (a float, a bool, 0)."""
     if isinstance(block_rows, bool) or not isinstance(block_rows, (int, np.integer)) or block_rows < 1:
         raise ValueError(f"block_rows must be an integer >= 1, got {block_rows!r}")
+    return int(block_rows)
+
+
+def _blocks(path: str | os.PathLike, block_rows: int) -> Iterator[tuple[int, str]]:
     try:
         with open_text(path) as fh:
             block: list[str] = []

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..stream import SparseRows, check_features, check_fits
-from .libsvm import MAX_INDEX, check_n_features, iter_libsvm_blocks, read_libsvm
+from .libsvm import MAX_INDEX, check_block_rows, check_n_features, iter_libsvm_blocks, read_libsvm
 
 FORMAT = 1
 _FILES = ("meta.json", "indices.npy", "values.npy", "labels.npy", "checks.npy")
@@ -152,6 +152,7 @@ class RowStore:
             check_n_features(n_features)
         check_options(normalize=normalize)
         dtype = check_float_dtype(dtype)
+        block_rows = check_block_rows(block_rows)
         _check_target(directory)
         directory.parent.mkdir(parents=True, exist_ok=True)
         if not os.access(directory.parent, os.W_OK):

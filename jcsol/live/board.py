@@ -16,15 +16,19 @@ configuration made before learning from it. The board keeps, per configuration,
 Two rules choose the served configuration, updated after every event:
 
 * ``"ftl"`` — follow the leader with a switching margin: the served configuration changes to the leader of
-  the progressive measure (the objective's *sum*, or minus its mean *cost*, on the ``recent`` counts) only when
-  the leader is ahead by more than ``margin`` (Kalai, Vempala, *Efficient algorithms for online decision
-  problems*, JCSS 2005, analyse the follow-the-leader family; the margin is the usual hysteresis against
-  switching back and forth between near-equal configurations).
+  the progressive measure (the objective's *sum*, or minus its mean *cost*, on the ``recent`` counts; the first
+  of tied leaders) only when the leader is ahead by more than ``margin`` (Kalai, Vempala, *Efficient algorithms
+  for online decision problems*, JCSS 2005, analyse the follow-the-leader family; the margin is the usual
+  hysteresis against switching back and forth between near-equal configurations).
 * ``"hedge"`` — (only this rule keeps the weights) the exponentially weighted vote over the grid (Freund,
   Schapire, *A decision-theoretic generalization of on-line learning and an application to boosting*, JCSS
-  1997): each configuration's log weight loses ``rate·ℓ_t`` per event (and is discounted by ``γ``), with
-  ``ℓ_t`` its cost-sensitive mistake, ``ρ_t/(1+ρ_t)`` for a missed positive and ``1/(1+ρ_t)`` for a false
-  alarm; the served score is ``Σ_g p_g·sign(f_g)`` with ``p`` the normalised weights (``sign(0) = +1``).
+  1997): each configuration's log weight loses ``rate·ℓ_t`` per event (and is discounted by ``γ``:
+  ``log w ← γ·log w − rate·ℓ_t``), with ``ℓ_t`` its cost-sensitive mistake, ``ρ_t/(1+ρ_t)`` for a missed
+  positive and ``1/(1+ρ_t)`` for a false alarm, 0 for a right prediction. ``ρ_t`` is the positive's weight at
+  event ``t`` under the configuration's objective, whatever the event's class (``Sum(rho="laplace")``:
+  ``α_p/α_n·(n_t+1)/(p_t+1)``, the classes counted through event ``t``; :class:`jcsol.Cost`: ``c_p/c_n``), so
+  the two mistakes cost ``ρ_t : 1`` and sum to 1. The served score is ``Σ_g p_g·sign(f_g)`` with ``p`` the
+  normalised weights (``sign(0) = +1``).
 
 The served stream's own confusion counts (what the users of the scores saw) are kept beside them.
 """
@@ -173,7 +177,9 @@ def advance_board(
             recent = _running(board.recent, hits, gamma, valid, every=False)
         first = counts_each[:, :1]  # (B, 1, 4): every configuration sees every class
         seen_pos, seen_neg = first[..., TP] + first[..., FN], first[..., FP] + first[..., TN]  # (B, 1)
-        rho = objective.weight(positive[:, None], seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
+        # ρ_t is the positive's weight whatever the event's class (the objective weighs a negative example 1)
+        every = jnp.ones_like(positive[:, None])
+        rho = objective.weight(every, seen_pos, seen_neg, seen_pos, seen_neg).astype(dtype)  # (B, G)
         wrong = positive[:, None] == (scores < 0)
         loss = jnp.where(wrong, jnp.where(positive[:, None], rho, 1.0) / (1.0 + rho), 0.0)
         log_w = _running(board.log_weights, -selection.rate * loss, gamma, valid)  # after each event

@@ -56,6 +56,7 @@ def description(live) -> dict:
         "key": live.key,
         "grid_blocks": live.grid_blocks,
         "batch_sizes": list(live.batch_sizes),
+        "scale": live.scale,
     }
 
 
@@ -139,6 +140,7 @@ def arguments(meta: dict, arrays: Mapping[str, np.ndarray], path: str) -> dict:
         "on_full": meta["on_full"],
         "batch_sizes": meta.get("batch_sizes", ()),
         "grid_blocks": meta.get("grid_blocks", 1),
+        "scale": meta.get("scale"),
         "dtype": meta["dtype"],
         "key": meta["key"],
     }

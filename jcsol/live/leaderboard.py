@@ -17,12 +17,15 @@ class Leaderboard:
 
     Each configuration's measures count its own pre-update prediction of every labelled event (the prediction
     made when the event arrived, for events predicted with ids). ``sum``, ``sensitivity``, ``specificity``,
-    ``precision``, ``f1``, ``alerts_per_catch`` and ``cost`` (``c_p·FN + c_n·FP``, unscaled) come from the
-    exact counts since the start (halved, with the cost, once 2**30 events are counted, and every 2**29 after:
-    :mod:`jcsol.live.board`; ``events`` is exact); ``recent_sum`` and ``recent_cost`` from the counts
-    discounted by the forgetting factor; ``auc`` and ``average_precision`` are exact over the last
-    ``auc_window`` events. ``weights`` are Hedge's normalised weights (uniform under FTL, which does not keep
-    them). Precision is 0 and alerts per catch infinite while nothing is caught (``docs/measures.md``).
+    ``precision``, ``f1``, ``alerts_per_catch`` and ``cost`` (``c_p·FN + c_n·FP``, unscaled; ``c_p = 0.9``
+    under :class:`jcsol.Sum`, as :meth:`jcsol.Result.measure` takes it) come from the exact counts since the
+    start (halved, with the cost, once 2**30 events are counted, and every 2**29 after: :mod:`jcsol.live.board`;
+    ``events`` is exact); ``recent_sum`` and ``recent_cost`` from the counts discounted by the forgetting
+    factor; ``auc`` and ``average_precision`` are exact over the last ``auc_window`` events. ``weights`` are
+    Hedge's normalised weights (uniform under FTL, which does not keep them). Precision is 0 and alerts per
+    catch infinite while nothing is caught (``docs/measures.md``). ``params`` names each configuration's
+    hyperparameters, the objective's too where they vary over the grid (:func:`grid_params`), so that the rows
+    of a grid of distinct values have distinct names.
     """
 
     params: dict[str, np.ndarray]
@@ -93,16 +96,24 @@ class Leaderboard:
 
 
 def grid_params(learners: tuple, sizes: tuple, objective) -> dict[str, np.ndarray]:
-    """Each configuration's hyperparameters (NaN where its learner has no such one), the learners' grids side by
-    side (their sizes ``sizes``); with several learners, also each configuration's learner name."""
+    """Each configuration's hyperparameters, the learners' grids side by side (their sizes ``sizes``): its
+    learner's (NaN where its learner has no such one), then the objective's that vary over the configurations
+    (``alpha_p`` of a grid of :class:`jcsol.Sum`, ``c_p`` and ``c_n`` of :class:`jcsol.Cost`; one value for all
+    is no column, as in :func:`jcsol.table`); with several learners, first each configuration's learner name.
+    The configuration of flat index ``g`` is the ``g``-th of each learner's grid, learner and objective broadcast
+    together and flattened in C order (:func:`jcsol.core.checks.flatten_grid`)."""
     names = list(dict.fromkeys(k for each in learners for k in each.hyperparameters()))
     out = {k: np.full(sum(sizes), np.nan) for k in names}
+    of_objective = {k: np.full(sum(sizes), np.nan) for k in objective.hyperparameters()}
     start = 0
     for each, size in zip(learners, sizes):
-        shape = flatten_grid(each, objective, np.float64)[0]
+        shape, _, flat_objective = flatten_grid(each, objective, np.float64)
         for k, v in each.hyperparameters().items():
             out[k][start : start + size] = np.broadcast_to(np.asarray(v, np.float64), shape).reshape(size)
+        for k, v in flat_objective.hyperparameters().items():
+            of_objective[k][start : start + size] = np.asarray(v, np.float64)
         start += size
+    out.update({k: v for k, v in of_objective.items() if np.unique(v).size > 1})
     if len(learners) > 1:
         out = {"learner": np.repeat([each.name for each in learners], sizes), **out}
     return out

@@ -42,6 +42,7 @@ from ..base import Learner, beyond_row_scales
 from ..batches import bucket
 from ..core.checks import check_grid_blocks, check_memory, flatten_grid, require_memory, resolve_dtype
 from ..core.chunks import check_path
+from ..core.scaling import check_scale
 from ..files import check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
@@ -98,7 +99,12 @@ class Live:
             ``"kernel"``, or a :class:`jcsol.Scan` or :class:`jcsol.Kernel`; the bits are those of ``run`` on the
             same backend. A backend named that does not cover a learner is refused when the learner's
             dimension is known (at the first batch, or here given ``n_features`` or an encoder). Not saved: a
-            loaded learner takes ``"auto"`` unless told otherwise.
+            loaded learner takes ``"auto"``.
+        scale: ``"online"`` standardises each feature inside the round, as :func:`jcsol.run` does: every
+            event is scaled by the statistics of the labelled events learnt before it, for learning and for
+            predicting (:mod:`jcsol.core.scaling`); the kind of the rows the learner starts with (sparse rows,
+            or a table encoder's, scaled without centring; dense rows centred and scaled) fixes the definition.
+            The statistics are saved with the learner. ``None`` (default): the rows as given.
 
     Every argument is checked when the learner is made, and a refusal names it (:mod:`jcsol.live.arguments`).
     A refused call of ``predict``, ``learn``, ``pending`` or ``scores`` changes nothing: the states, the board,
@@ -124,9 +130,12 @@ class Live:
         dtype: str = "float32",
         key: int = 0,
         path: Any = "auto",
+        scale: str | None = None,
     ):
         objective = Sum(rho="laplace") if objective is None else objective
-        check_path(path)
+        check_path(path, jax.default_backend())
+        check_scale(scale)
+        self.scale = scale
         learners = tuple(learner) if isinstance(learner, (list, tuple)) else (learner,)
         if not learners:
             raise ValueError("learner: an empty list of learners")
@@ -172,10 +181,11 @@ class Live:
         self.store = PendingStore(store_size, self.n_grid, on_full, self.dtype)
         flat = tuple(flat for _, flat, _ in grids)
         init_key = jax.random.split(jax.random.key(self.key))[1]  # as jcsol.run derives it from key
+        held = (self._flat_objective, self._sizes)
         self._backend: Backend = (
-            Units(flat, self._flat_objective, self._sizes, self.grid_blocks, init_key, self.selection, self.dtype, path)
+            Units(flat, *held, self.grid_blocks, init_key, self.selection, self.dtype, path, scale)
             if self.grid_blocks > 1 or jax.process_count() > 1
-            else Packed(flat, self._flat_objective, self._sizes, init_key, self.selection, self.dtype, path)
+            else Packed(flat, *held, init_key, self.selection, self.dtype, path, scale)
         )
         self._scales: dict[int, tuple[float, float]] = {}  # the rows' scales every learner holds on, per width
         self._saves = 0  # the generation of a share saved over several processes

@@ -49,6 +49,8 @@ class Packed:
         key: the key of the learners' initial states (:func:`jcsol.run`'s).
         selection, dtype: the board's rule and the working dtype.
         path: the chunk backend of the batches, as :func:`jcsol.run` takes it (:func:`batch_choices`).
+        scale: the rows' scaling inside the round, as :func:`jcsol.run` takes it (:mod:`jcsol.core.scaling`):
+            its statistics are part of each learner's carry.
     """
 
     spread: Spread | None = None  # one process holds the whole grid
@@ -62,9 +64,11 @@ class Packed:
         selection: Selection,
         dtype,
         path: Any = "auto",
+        scale: str | None = None,
     ):
         self.shared = jax.device_put((learners, objective))
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
+        self.scale = scale
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.buffers: tuple | None = None
         self.packing: Packing | None = None
@@ -81,9 +85,17 @@ class Packed:
         carry = []
         for flat, size in zip(self.shared[0], self.sizes):
             init = _compiled(
-                ("init", signature((flat, keys)), d, str(self.dtype), size),
+                ("init", signature((flat, keys)), d, str(self.dtype), size, self.scale, sparse_rows),
                 lambda size=size, flat=flat: jax.jit(
-                    functools.partial(init_carry, n_grid=size, n_curve=0, d=d, dtype=self.dtype),
+                    functools.partial(
+                        init_carry,
+                        n_grid=size,
+                        n_curve=0,
+                        d=d,
+                        dtype=self.dtype,
+                        scale=self.scale,
+                        sparse_rows=sparse_rows,
+                    ),
                     compiler_options=compile_options(),
                 ).lower(flat, keys),
             )
@@ -94,8 +106,12 @@ class Packed:
     def hold(self, carry: tuple, board: Board) -> None:
         """Keeps ``(carry, board)`` (carries as :meth:`carry` gives them) as the buffers of their packing."""
         device = next(iter(jax.tree.leaves(carry)[0].devices()))
-        vectors = tuple(
-            jax.tree.map(lambda f: f is not None, carry_formats(c, learner, (device,), True), is_leaf=is_format)
+        vectors = tuple(  # only the states' leaves have formats of their own (carry_formats)
+            jax.tree.map(lambda _: False, c)._replace(
+                state=jax.tree.map(
+                    lambda f: f is not None, carry_formats(c, learner, (device,), True).state, is_leaf=is_format
+                )
+            )
             for c, learner in zip(carry, self.shared[0])
         )
         packing = Packing.of((carry, board), (vectors, jax.tree.map(lambda _: False, board)))
@@ -349,12 +365,17 @@ def _learn(
     return _packed((carries, board), packing=packing), scores
 
 
-def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid, sizes):
-    """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``."""
-    if not grid and rule == "ftl" and isinstance(rows, tuple) and all(map(is_linear, learners)):
+def _predict_impl(states: tuple, scalers: tuple, chosen, learners: tuple, rows, *, d, rule, grid, sizes):
+    """``(every configuration's scores (n, G), or None unless grid; the served scores (n,))``, the rows scaled by
+    each configuration's features' statistics where the learner scales them (``scalers``)."""
+    unscaled = all(scaler is None for scaler in scalers)
+    if not grid and rule == "ftl" and isinstance(rows, tuple) and all(map(is_linear, learners)) and unscaled:
         return None, _served_linear_scores(tuple(map(_first_run, states)), learners, sizes, chosen, rows)
     scores = jnp.concatenate(
-        [grid_scores(_first_run(state), learner, rows, d) for state, learner in zip(states, learners)],
+        [
+            grid_scores(_first_run(state), learner, rows, d, scaler=_first_run(scaler))
+            for state, scaler, learner in zip(states, scalers, learners)
+        ],
         axis=1,
     )
     return (scores if grid else None), served_score(chosen, scores, rule)
@@ -362,8 +383,9 @@ def _predict_impl(states: tuple, chosen, learners: tuple, rows, *, d, rule, grid
 
 def _predict(buffers: tuple, learners: tuple, rows, grid, *, packing, d, rule, sizes):
     carries, board = _unpacked(buffers, packing=packing)
-    states = tuple(c.state for c in carries)
-    return _predict_impl(states, choice(board, rule), learners, rows, d=d, rule=rule, grid=grid, sizes=sizes)
+    states, scalers = tuple(c.state for c in carries), tuple(c.scaler for c in carries)
+    chosen = choice(board, rule)
+    return _predict_impl(states, scalers, chosen, learners, rows, d=d, rule=rule, grid=grid, sizes=sizes)
 
 
 def _first_run(state):

@@ -55,6 +55,7 @@ class Units:
         selection, dtype: the board's rule and the working dtype.
         path: the chunk backend of the batches, as :func:`jcsol.run` takes it
             (:func:`jcsol.live.backend.batch_choices`).
+        scale: the rows' scaling inside the round, as :func:`jcsol.run` takes it (:mod:`jcsol.core.scaling`).
     """
 
     def __init__(
@@ -67,9 +68,10 @@ class Units:
         selection: Selection,
         dtype,
         path: Any = "auto",
+        scale: str | None = None,
     ):
         self.sizes, self.blocks, self.selection, self.dtype = sizes, blocks, selection, dtype
-        self.path, self.flat = path, (learners, objective)
+        self.path, self.flat, self.scale = path, (learners, objective), scale
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
@@ -142,7 +144,8 @@ class Units:
         formats = tuple(f.state for f in self.formats(carries, isinstance(rows, tuple)))
         predict = _unit_predict(self.devices, self.d, rule, self.sizes, self.per_unit, formats)
         states, learners = tuple(c.state for c in carries), tuple(learner for learner, _ in self.hyper)
-        return self._run(lambda: predict(states, chosen, learners, rows, grid), "scoring a batch")
+        scalers = tuple(c.scaler for c in carries)
+        return self._run(lambda: predict(states, scalers, chosen, learners, rows, grid), "scoring a batch")
 
     def carry(self) -> tuple:
         """The carries as a one-block live learner holds them (over several processes, gathered from all: every
@@ -239,6 +242,7 @@ class Units:
                 devices=self.devices,
                 per_unit=self.per_unit,
                 sparse_rows=sparse_rows,
+                scale=self.scale,
             )
             carries.append(init(learner, self.keys))
         return jax.device_put(tuple(carries), self.formats(tuple(carries), sparse_rows))
@@ -297,11 +301,13 @@ class Units:
         so each kind's are made once."""
         if sparse_rows not in self._formats:
             split = NamedSharding(self.mesh, PartitionSpec("runs"))
-            self._formats[sparse_rows] = tuple(
-                jax.tree.map(
-                    lambda f: split if f is None else f,
-                    carry_formats(c, learner, self.devices, sparse_rows),
-                    is_leaf=is_format,
+            self._formats[sparse_rows] = tuple(  # only the states' leaves have formats of their own
+                jax.tree.map(lambda _: split, c)._replace(
+                    state=jax.tree.map(
+                        lambda f: split if f is None else f,
+                        carry_formats(c, learner, self.devices, sparse_rows).state,
+                        is_leaf=is_format,
+                    )
                 )
                 for c, (learner, _) in zip(carries, self.hyper)
             )
@@ -375,8 +381,8 @@ def _unit_predict(devices: tuple, d: int, rule: str, sizes: tuple, per_unit: boo
     """:func:`_predict_units` jitted for these units, taking the states in ``formats``."""
     return jax.jit(
         functools.partial(_predict_units, devices=devices, d=d, rule=rule, sizes=sizes, per_unit=per_unit),
-        static_argnums=4,
-        in_shardings=(formats, None, None, None),
+        static_argnums=5,
+        in_shardings=(formats, None, None, None, None),
         compiler_options=compile_options(),
     )
 
@@ -449,24 +455,25 @@ def _learn_units_impl(
     return carries, board, scores
 
 
-def _predict_units(states, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
+def _predict_units(states, scalers, chosen, learners, rows, grid, *, devices, d, rule, sizes, per_unit):
     split, whole = PartitionSpec("runs"), PartitionSpec()
     body = functools.partial(
         _predict_units_impl, d=d, rule=rule, grid=grid, sizes=sizes, per_unit=per_unit, gather=len(devices) > 1
     )
-    in_specs = (split, whole, split if per_unit else whole, whole)
-    return sharded(body, devices, in_specs, (whole, whole))(states, chosen, learners, rows)
+    in_specs = (split, split, whole, split if per_unit else whole, whole)
+    return sharded(body, devices, in_specs, (whole, whole))(states, scalers, chosen, learners, rows)
 
 
-def _predict_units_impl(states, chosen, learners, rows, *, d, rule, grid, sizes, per_unit, gather):
-    """Every configuration's scores of the rows from this device's units, gathered, and the served scores."""
+def _predict_units_impl(states, scalers, chosen, learners, rows, *, d, rule, grid, sizes, per_unit, gather):
+    """Every configuration's scores of the rows from this device's units (each scaling the rows by its
+    features' statistics, where ``scalers`` holds them), gathered, and the served scores."""
     n = rows[0].shape[0] if isinstance(rows, tuple) else rows.shape[0]
     per_learner = []
-    for state, learner, size in zip(states, learners, sizes):
+    for state, scaler, learner, size in zip(states, scalers, learners, sizes):
         if per_unit:
-            s = jax.vmap(lambda st, le: grid_scores(st, le, rows, d))(state, learner)
+            s = jax.vmap(lambda st, sc, le: grid_scores(st, le, rows, d, sc))(state, scaler, learner)
         else:
-            s = jax.vmap(lambda st, learner=learner: grid_scores(st, learner, rows, d))(state)
+            s = jax.vmap(lambda st, sc, learner=learner: grid_scores(st, learner, rows, d, sc))(state, scaler)
         s = _all_units(s, gather)  # (units, n, block)
         per_learner.append(jnp.swapaxes(s, 0, 1).reshape(n, -1)[:, :size])
     scores = jnp.concatenate(per_learner, axis=1)

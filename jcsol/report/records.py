@@ -18,7 +18,7 @@ import csv
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -70,11 +70,11 @@ def _measure_names(measures: Iterable[str] | None, results: Mapping[str, Result]
 
 
 def measure_values(result: Result, name: str) -> np.ndarray:
-    """``result.measure(name)`` as float64, NaN where the result does not hold it."""
-    values = result.measure(name)
-    if values is None:  # a Result built without the example costs of its mistakes
+    """``result.measure(name)`` as float64; NaN for ``example_cost`` where the result holds no example costs
+    (:attr:`jcsol.Result.mistake_cost` ``None``: a result built without them)."""
+    if name == "example_cost" and result.mistake_cost is None:
         return np.full(result.grid_shape + (result.n_perms,), np.nan)
-    return np.asarray(values, np.float64)
+    return np.asarray(result.measure(name), np.float64)
 
 
 def records(results: Mapping[str, Any] | Any, measures: Iterable[str] | None = None) -> list[dict[str, Any]]:
@@ -89,8 +89,9 @@ def records(results: Mapping[str, Any] | Any, measures: Iterable[str] | None = N
     Keys: ``learner``; every hyperparameter of every result's learner and objective (floats, ``None`` where a
     result has no such hyperparameter, so that all records have the same keys); ``permutation`` (the run's
     index along the permutation axis); the counts ``tp, fn, fp, tn``; the measures (fractions and raw costs,
-    NaN where undefined, e.g. sensitivity of a run without positives); ``time_per_run``. Records are ordered by
-    result, grid point (C order), then permutation.
+    NaN where undefined, e.g. sensitivity of a run without positives); ``time_per_run``
+    (:attr:`jcsol.Result.time_per_run`: the execution time of the runs executed together divided by their number,
+    a sweep's for each of its points). Records are ordered by result, grid point (C order), then permutation.
     """
     results = as_results(results)
     names = _measure_names(measures, results)
@@ -139,9 +140,19 @@ def to_pandas(results: Mapping[str, Any] | Any, measures: Iterable[str] | None =
     return pd.DataFrame.from_records(rows, columns=list(rows[0]) if rows else None)
 
 
-def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> None:
+def write_csv(rows: Iterable[Mapping[str, Any]], path: str | os.PathLike) -> None:
     """Records (dicts, e.g. from :func:`records`) as a CSV file with a header; the columns are the union of the
-    records' keys, in order."""
+    records' keys, in order.
+
+    ``rows`` is any iterable of records, a one-shot one (a generator) included: it is read once, whole, before the
+    file is touched. One record given alone (a dict), text, or an item that is no record is refused
+    (``TypeError``), and nothing is written."""
+    if isinstance(rows, (Mapping, str, bytes)):
+        raise TypeError(f"write_csv takes an iterable of records (dicts), got one {type(rows).__name__}: give [row]")
+    rows = list(rows)
+    strays = [i for i, r in enumerate(rows) if not isinstance(r, Mapping)]
+    if strays:
+        raise TypeError(f"write_csv: row {strays[0]} is a {type(rows[strays[0]]).__name__}, not a record (a dict)")
     columns: list[str] = []
     for r in rows:
         columns += [k for k in r if k not in columns]
@@ -179,6 +190,7 @@ def _run_document(result: Result) -> dict[str, Any]:
             "compile_s": float(result.time_compile),
             "run_s": float(result.time_run),
             "per_run_s": float(result.time_per_run),
+            "runs_timed": int(result.runs_timed),
         },
         "resumed_at": int(result.resumed_at),
         "records": records(result),
@@ -207,10 +219,13 @@ def write_json(document: Any, path: str | os.PathLike) -> None:
 
     Any :class:`jcsol.Result` (or Best, or protocol outcome) in the document is written as the run's document:
     ``{"learner": {"name", "type", "hyperparameters", "options"}, "objective": {"type", "hyperparameters",
-    "options"}, "grid_shape", "n_perms", "rounds", "timings": {"compile_s", "run_s", "per_run_s"},
+    "options"}, "grid_shape", "n_perms", "rounds", "timings": {"compile_s", "run_s", "per_run_s", "runs_timed"},
     "resumed_at", "records": [...]}`` with the :func:`records` of every run; grid hyperparameters appear as
-    nested lists. So ``write_json(res, "runs.json")`` writes one result, ``write_json({"german": res}, ...)``
-    several. Anything else JSON cannot hold is refused before the file is touched.
+    nested lists. ``run_s`` is the execution time of the ``runs_timed`` runs executed together and ``per_run_s``
+    their quotient (:attr:`jcsol.Result.time_per_run`): for a point of a sweep (a :class:`jcsol.Best`), the
+    sweep's time and runs, of which the point's records are a part. So ``write_json(res, "runs.json")`` writes
+    one result, ``write_json({"german": res}, ...)`` several. Anything else JSON cannot hold is refused before the
+    file is touched.
     """
     try:
         text = json.dumps(_json_ready(document), indent=2, allow_nan=False)

@@ -38,8 +38,9 @@ def title(measure: str) -> str:
 
 
 def mean_std(values: np.ndarray, scale: float = 1.0) -> str:
-    """``mean ± std`` over the last axis (the sample std, as MATLAB's ``std``, the papers' tool); ``inf ± nan``
-    when a value is infinite (alerts per catch of a run that caught nothing)."""
+    """``mean ± std`` of all of ``values`` (a grid point's runs), times ``scale``: the sample std, as MATLAB's
+    ``std``, the papers' tool, and 0 for a single value; ``inf ± nan`` when one of several values is infinite
+    (alerts per catch of a run that caught nothing), ``nan ± nan`` when one is NaN (undefined)."""
     values = np.asarray(values, np.float64) * scale
     with np.errstate(invalid="ignore"):
         std = values.std(ddof=1) if values.size > 1 else 0.0
@@ -126,6 +127,10 @@ def render(
 def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bold: bool = True) -> str:
     """Rows of ``name, hyperparameters, measures…, time per run`` for every grid point of every result.
 
+    Each cell is the mean ± sample standard deviation of the measure over the point's permutations
+    (:func:`mean_std`); the time per run is :attr:`jcsol.Result.time_per_run`, that of the computation the runs
+    were part of (a sweep's, on every one of its rows).
+
     Args:
         results: a :class:`jcsol.Result` (or :class:`jcsol.Best`, or protocol outcome), or such objects by row
             name (a learner's name, say).
@@ -135,7 +140,10 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
             :func:`default_measures`).
         fmt: ``"text"`` (aligned columns), ``"markdown"`` or ``"latex"``.
         bold: emphasise the best mean of each measure column (highest; lowest for the costs and alerts per
-            catch) when the table has several rows, as the papers do.
+            catch) when the table has several rows, as the papers do: the rule of :meth:`jcsol.Result.best`
+            (:func:`jcsol.metrics.best_index`; a NaN mean is never the best, and a column with no better row
+            than another — every mean NaN, or infinitely bad — has none in bold), every row within 5e-7 of the
+            best mean in bold (ties are all shown).
     """
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -169,10 +177,9 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
         arr = np.array(means, np.float64)
         for j, m in enumerate(measures):
             col = arr[:, j]
-            if np.all(np.isnan(col)):
-                continue
-            best = np.nanmax(col) if metrics.higher_is_better(m) else np.nanmin(col)
-            if not np.isfinite(best):  # every run of every row caught nothing: no best
+            try:
+                best = col[metrics.best_index(col, m)]
+            except ValueError:  # no row better than another
                 continue
             marked |= {(int(i), 2 + j) for i in np.flatnonzero(np.isclose(col, best, rtol=0, atol=5e-7))}
     return render(header, rows, fmt, marked)
