@@ -670,8 +670,8 @@ def _columns_used(encoder) -> str:
 def _done(name: str, res: Result, started: float) -> None:
     """One line on stderr as each learner's runs end, whatever the run's length or where stderr goes."""
     print(
-        f"jcsol: {name}: done in {time.perf_counter() - started:.1f} s ({res.n_runs} run(s) × {res.orders.shape[1]:,} "
-        "rounds in the last call)",
+        f"jcsol: {name}: done in {time.perf_counter() - started:.1f} s ({res.runs_timed} run(s) × "
+        f"{res.orders.shape[1]:,} rounds in the last call)",
         file=sys.stderr,
         flush=True,
     )
@@ -732,6 +732,11 @@ def _learner(name: str, loss: str | None):
     import jcsol
 
     if loss is None:
+        completed = [v for v in (f"{name}-I", f"{name}-II") if v.lower() in {k.lower() for k in jcsol.VARIANTS}]
+        if completed and name.lower() not in {k.lower() for k in jcsol.VARIANTS}:
+            raise UsageError(
+                f"--learner {name} needs its loss: --learner {' or '.join(completed)}, or --loss I|II beside it"
+            )
         return jcsol.by_name(name)
     head, tail = (name[:-5], name[-5:]) if name.lower().endswith("-diag") else (name, "")
     for suffix in ("-II", "-I"):

@@ -360,3 +360,16 @@ def test_records_of_a_result_without_example_costs_say_nan(sweep):
     assert [r["cost"] for r in recs] == [
         pytest.approx(float(v)) for v in 0.9 * sweep.fn.ravel() + 0.1 * sweep.fp.ravel()
     ]
+
+
+def test_a_held_out_result_reports_no_training_figure_as_held_out():
+    """Cross-validation's held-out result: its counts are the held-out fold's; the training passes' scores and
+    mistake costs are not passed off as held-out ones (no scores: their measures are refused; costs NaN)."""
+    X, y = jcsol.datasets.load("german")
+    cv = jcsol.protocols.cross_validate(jcsol.COG(eta=0.1), X, y, folds=3, grid={})
+    assert cv.test.scores is None
+    assert np.isnan(cv.test.mistake_cost).all()
+    assert np.isfinite(cv.train.mistake_cost).all()
+    with pytest.raises(ValueError, match="score"):
+        cv.test.measure("average_precision")
+    assert (cv.test.counts.sum(axis=-1) <= len(y) // 3 + 1).all()  # a fold's rows, not a training pass's

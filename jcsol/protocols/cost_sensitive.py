@@ -278,7 +278,9 @@ class CrossValidation:
         train: the online training passes, one run per (repeat, fold) along the permutation axis, for every
             grid point: a :class:`jcsol.Result` of shape ``grid_shape + (repeats·folds,)``.
         test: the same runs' *held-out* confusion counts (final model on the held-out fold, ``score >= 0``
-            predicts +1), as a :class:`jcsol.Result` (so ``test.sum`` etc. work).
+            predicts +1), as a :class:`jcsol.Result` (so ``test.sum`` etc. work): its measures of counts are
+            the held-out fold's; it keeps no scores and its mistake costs are NaN, as the runs' scores and
+            costs are those of their training passes.
         fold_of: ``(repeats, n)`` the fold of every example in each repeat.
         dropped: ``(repeats·folds,)`` training examples left out of each run to make all runs equally long.
         chosen_index: the grid point used for each run (by the online *training* measure of that run).
@@ -375,7 +377,16 @@ def cross_validate(
     label = (y_arr > 0)[None, :]
     cells = [(pred & label), (~pred & label), (pred & ~label), (~pred & ~label)]  # TP, FN, FP, TN
     counts = np.stack([(c & tests).sum(-1) for c in cells], axis=-1).astype(np.int32)
-    test = dataclasses.replace(train, counts=counts, curve=None, curve_t=None)
+    # the held-out figures are the counts alone: the runs' scores and mistake costs are their training passes'
+    test = dataclasses.replace(
+        train,
+        counts=counts,
+        curve=None,
+        curve_t=None,
+        scores=None,
+        labels=None,
+        mistake_cost=np.full(train.mistake_cost.shape, np.nan),
+    )
     if train.grid_shape:
         online = train.measure(measure).reshape(-1, train.n_perms)  # (G, P)
         flat = _argbest(online, measure, axis=0)

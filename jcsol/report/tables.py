@@ -39,11 +39,14 @@ def title(measure: str) -> str:
 
 def mean_std(values: np.ndarray, scale: float = 1.0) -> str:
     """``mean ± std`` of all of ``values`` (a grid point's runs), times ``scale``: the sample std, as MATLAB's
-    ``std``, the papers' tool, and 0 for a single value; ``inf ± nan`` when one of several values is infinite
-    (alerts per catch of a run that caught nothing), ``nan ± nan`` when one is NaN (undefined)."""
+    ``std``, the papers' tool; a single value alone (one run has no spread to show); ``inf ± nan`` when one of
+    several values is infinite (alerts per catch of a run that caught nothing), ``nan ± nan`` when one is NaN
+    (undefined)."""
     values = np.asarray(values, np.float64) * scale
+    if values.size == 1:
+        return f"{values.mean():.3f}"
     with np.errstate(invalid="ignore"):
-        std = values.std(ddof=1) if values.size > 1 else 0.0
+        std = values.std(ddof=1)
     return f"{values.mean():.3f} ± {std:.3f}"
 
 
