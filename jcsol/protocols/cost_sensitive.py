@@ -385,7 +385,7 @@ def cross_validate(
         curve_t=None,
         scores=None,
         labels=None,
-        mistake_cost=np.full(train.mistake_cost.shape, np.nan),
+        mistake_cost=np.full(train.counts.shape[:-1], np.nan),
     )
     if train.grid_shape:
         online = train.measure(measure).reshape(-1, train.n_perms)  # (G, P)
