@@ -17,7 +17,9 @@ Two definitions, by the kind of rows (``jcsol.run(..., scale="online")``):
 
 A feature of no variance yet (every row so far equal, or no row yet: the first round's row) scales to 0, as
 river's does. The statistics are kept per run beside its state (:attr:`jcsol.core.rounds.Carry.scaler`), in the
-rows' dtype, so a checkpoint, a resumed run and a saved live learner carry them.
+rows' dtype, so a checkpoint, a resumed run and a saved live learner carry them. The count of rows is in that
+dtype too: exact up to 2**24 rows in float32 (2**53 in float64); beyond, it stays there, and each new row weighs
+``2**-24`` in the mean and the variance: an exponential average over that horizon.
 """
 
 from __future__ import annotations
