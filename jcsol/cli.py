@@ -517,12 +517,13 @@ def _run(args: argparse.Namespace) -> str:
         report.write_csv(runs, args.csv)
         out.append(f"wrote {len(runs)} runs to {args.csv}")
     if args.json:
+        # the table's mean ± std: NaN (null) where a run's measure is undefined, no std of a single run
         with np.errstate(invalid="ignore"):  # the std of infinite alerts per catch is NaN (null)
             summary = {
                 name: {
                     "chosen": chosen[name],
-                    "mean": {m: float(np.nanmean(res.measure(m))) for m in measures},
-                    "std": {m: float(np.nanstd(res.measure(m), ddof=1)) if res.n_perms > 1 else 0.0 for m in measures},
+                    "mean": {m: float(np.mean(res.measure(m))) for m in measures},
+                    "std": {m: float(np.std(res.measure(m), ddof=1)) if res.n_runs > 1 else None for m in measures},
                     "time_per_run": res.time_per_run,
                 }
                 for name, res in rows.items()

@@ -19,6 +19,21 @@ def test_a_single_run_is_printed_without_a_spread(capsys):
     assert "±" not in row
 
 
+def test_the_json_summary_says_what_the_table_says(capsys, tmp_path):
+    """The summary's mean is the runs' mean as the table prints it (NaN, written null, where a run's measure is
+    undefined), and a single run has no spread (null), not 0."""
+    import json
+
+    out = tmp_path / "run.json"
+    argv = ["run", "--data", "german", "--learner", "COG-II", "--perms", "1", "--grid", "eta=1", "--json", str(out)]
+    rc, _, _ = run_cli(argv, capsys)
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    summary = doc["learners"]["COG-II"]
+    assert summary["std"]["sum"] is None
+    assert summary["mean"]["sum"] == doc["runs"][0]["sum"]
+
+
 def test_the_runs_of_the_last_call_are_the_sweeps(capsys):
     """Selected without a re-run, the reported point comes from the sweep: its last call ran 11 η × 2 runs."""
     rc, _, err = run_cli(["run", "--data", "german", "--learner", "COG-II", "--perms", "2"], capsys)

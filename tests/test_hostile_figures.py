@@ -373,3 +373,15 @@ def test_a_held_out_result_reports_no_training_figure_as_held_out():
     with pytest.raises(ValueError, match="score"):
         cv.test.measure("average_precision")
     assert (cv.test.counts.sum(axis=-1) <= len(y) // 3 + 1).all()  # a fold's rows, not a training pass's
+
+
+def test_the_protocols_choose_by_the_same_rule_as_best():
+    """The protocols' per-run and per-weight choices (cross-validation's, the sweeps') follow
+    ``metrics.best_index``: NaN never chosen, ties to the first, and no silent index 0 where nothing is better."""
+    from jcsol.protocols import cost_sensitive
+
+    values = np.array([[0.2, np.nan], [0.9, 0.5], [0.9, np.nan]])
+    np.testing.assert_array_equal(cost_sensitive._argbest(values, "sum", axis=0), [1, 1])
+    assert cost_sensitive._argbest(np.array([np.inf, 3.0, 3.0]), "cost") == 1
+    with pytest.raises(ValueError, match="alerts_per_catch is \\+inf at every point"):
+        cost_sensitive._argbest(np.array([[np.inf, 2.0], [np.inf, 1.0]]), "alerts_per_catch", axis=0)

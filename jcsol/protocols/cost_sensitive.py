@@ -129,10 +129,12 @@ def _numpy_rng(key) -> np.random.Generator:
 
 
 def _argbest(values: np.ndarray, measure: str, axis=None):
-    """Index of the best (nan-aware) mean: highest, or lowest for the costs and alerts per catch."""
-    signed = values if metrics.higher_is_better(measure) else -values
-    signed = np.where(np.isnan(signed), -np.inf, signed)
-    return np.argmax(signed, axis=axis)
+    """Index of the best mean (along ``axis``, or of all of ``values``) by :func:`jcsol.metrics.best_index`'s
+    rule: NaN never chosen, ties to the first, and a ``ValueError`` naming the measure where none is better."""
+    values = np.asarray(values, np.float64)
+    if axis is None:
+        return metrics.best_index(values, measure)
+    return np.apply_along_axis(metrics.best_index, axis, values, measure)
 
 
 def _params_at(result: Result, index: tuple[int, ...], names: Sequence[str]) -> dict[str, float]:
