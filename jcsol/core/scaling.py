@@ -29,7 +29,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ..linalg import SparseVector, Vector, add_at
+from ..linalg import SparseVector, Vector, add_at, densify
 
 #: The values of ``scale=`` that :func:`jcsol.run`, :class:`jcsol.Live`, the estimator and the CLI take.
 SCALES = (None, "online")
@@ -72,7 +72,7 @@ def scaled(scaler, x: Vector) -> Vector:
     if scaler is None:
         return x
     if isinstance(scaler, DenseScaler):
-        return _ratio(_dense(x, scaler.mean.shape[0]) - scaler.mean, scaler.var)
+        return _ratio(densify(x, scaler.mean.shape[0]) - scaler.mean, scaler.var)
     if isinstance(x, SparseVector):
         var = _pooled(scaler.n, scaler.k[x.indices], scaler.mean[x.indices], scaler.var[x.indices])
         return SparseVector(x.indices, _ratio(x.values, var))
@@ -85,7 +85,7 @@ def updated(scaler, x: Vector):
         return None
     n = scaler.n + 1
     if isinstance(scaler, DenseScaler):
-        x = _dense(x, scaler.mean.shape[0])
+        x = densify(x, scaler.mean.shape[0])
         mean = scaler.mean + (x - scaler.mean) / n
         var = scaler.var + ((x - scaler.mean) * (x - mean) - scaler.var) / n
         return DenseScaler(n, mean, var)
@@ -109,12 +109,6 @@ def updated(scaler, x: Vector):
     mean = scaler.mean + seen * (x - scaler.mean) / safe_k
     var = scaler.var + seen * ((x - scaler.mean) * (x - mean) - scaler.var) / safe_k
     return SparseScaler(n, k, mean, var)
-
-
-def _dense(x: Vector, d: int) -> jax.Array:
-    if isinstance(x, SparseVector):
-        return add_at(jnp.zeros(d, x.values.dtype), x.indices, x.values)
-    return x
 
 
 def _pooled(n, k, mean, var):

@@ -17,7 +17,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..linalg import SparseVector, densify, in_rounds
+from ..linalg import SparseVector, in_rounds
 from .layout import configs_minor, minor_layout
 from .rounds import Carry, Tally, run_round
 
@@ -30,12 +30,10 @@ def gather(data, i, weights=None):
     return taken, y[i], None if costs is None else costs[i], None if weights is None else weights[i]
 
 
-def as_vector(x, d: int, sparse_steps: bool):
-    """A gathered row: dense, or as a :class:`jcsol.linalg.SparseVector` for learners whose steps cost O(nnz)."""
-    if isinstance(x, tuple):
-        vector = SparseVector(*x)
-        return vector if sparse_steps else densify(vector, d)
-    return x
+def as_vector(x):
+    """A gathered row: dense as it is, or sparse ``(indices, values)`` as a :class:`jcsol.linalg.SparseVector`
+    (:func:`jcsol.core.rounds.run_round` densifies it for a learner whose steps are dense)."""
+    return SparseVector(*x) if isinstance(x, tuple) else x
 
 
 #: The bytes of the rows :func:`scan_chunk` gathers at once, for every unit of a device: a block of rounds' rows
@@ -162,7 +160,7 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
 
     def round_(carry, learner, objective, example, slot, total_pos, total_neg):  # one run's round
         x, label, example_cost, weight = example
-        example = (as_vector(x, d, sparse_steps=True), label, example_cost, weight)  # run_round densifies
+        example = (as_vector(x), label, example_cost, weight)
         tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1], carry.scaler)
         state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg, d=d)
         curve = carry.curve.at[slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
