@@ -304,9 +304,23 @@ class Learner(Configurable, Generic[StateT]):
         non-zero entries, in the float ``dtype``, compute what exact arithmetic would to rounding;
         :func:`jcsol.run` warns of rows beyond it (``RuntimeWarning``), where a step or a score underflows to 0 or
         overflows to ``∞`` and the learner stops learning or predicts one class. :func:`normal_row_scales` by
-        default.
+        default. For a learner whose scale is a row's L2 norm (:meth:`row_norm_scales`), the range of the largest
+        entry that keeps the norm within that range whatever the row (``[lo, hi/√d]``, as ``‖x‖ <= √d·max|xᵢ|``):
+        a quick test, which the warning refines by the rows' norms.
         """
-        return normal_row_scales(dtype)
+        norms = self.row_norm_scales(dtype)
+        if norms is None:
+            return normal_row_scales(dtype)
+        lo, hi = norms
+        return lo, hi / float(np.sqrt(max(1, int(d))))
+
+    def row_norm_scales(self, dtype: Any) -> tuple[float, float] | None:
+        """For a learner that compares whole rows (a kernel's ``‖x − x'‖²`` or ``x·x'``), the range of a row's L2
+        norm over which its steps in the float ``dtype`` compute what exact arithmetic would to rounding, whatever
+        the number of its entries; :func:`jcsol.run` then warns of rows whose norm is beyond it, as their
+        largest entry says nothing of their distances (an L2-normalised row of many entries has small ones).
+        ``None`` (default): the learner's scale is the rows' largest entry, :meth:`row_scales`."""
+        return None
 
     # -- conveniences -----------------------------------------------------------------------------------
     @property
@@ -336,43 +350,96 @@ def covariance_row_scales(dtype: Any) -> tuple[float, float]:
     return lo, float(1 / np.sqrt(np.finfo(dtype).eps))
 
 
-def row_extents(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each row's largest |entry| and the most non-zero entries of a row (at least 1), of dense rows or the padded
-    ``values`` of sparse ones: what :func:`beyond_row_scales` compares with a learner's range."""
-    block = max(1, 2**24 // max(1, values.shape[1]))  # rows at a time: no copy of a large X
-    tops, widest = [], 1
+class RowExtents(NamedTuple):
+    """What :func:`beyond_row_scales` compares with a learner's range, from one pass over the rows
+    (:func:`row_extents`)."""
+
+    top: np.ndarray  # (n,) each row's largest |entry|, float64
+    widest: int  # the most non-zero entries of a row (at least 1)
+    norms: np.ndarray  # (n,) each row's L2 norm, float64
+
+
+#: Entries a block of :func:`row_extents` holds: small enough that its reductions read it from the cache, once
+#: from memory.
+_EXTENT_BLOCK = 2**17
+
+
+def row_extents(values: np.ndarray) -> RowExtents:
+    """Each row's largest |entry| and L2 norm and the most non-zero entries of a row (at least 1), of dense rows
+    or the padded ``values`` of sparse ones: what :func:`beyond_row_scales` compares with a learner's range. The
+    rows are read in blocks that fit in the cache, so the norms cost no second pass over them from memory. A
+    norm is summed in the rows' dtype, and for a row whose squares could underflow or overflow there, from the
+    row divided by its largest entry, in float64."""
+    block = max(1, _EXTENT_BLOCK // max(1, values.shape[1]))  # rows at a time: no copy of a large X
+    tops, norms, widest = [], [], 1
     for i in range(0, len(values), block):
         part = values[i : i + block]
-        tops.append(np.maximum(part.max(axis=1), -part.min(axis=1)))
+        top = np.maximum(part.max(axis=1), -part.min(axis=1))
+        tops.append(top.astype(np.float64))
+        norms.append(np.sqrt(np.einsum("ij,ij->i", part, part)).astype(np.float64))
         widest = max(widest, int(np.count_nonzero(part, axis=1).max()))
-    return (np.concatenate(tops) if tops else np.zeros(0, values.dtype)), widest
+    if not tops:
+        return RowExtents(np.zeros(0), widest, np.zeros(0))
+    top, norm = np.concatenate(tops), np.concatenate(norms)
+    if values.dtype.kind == "f":
+        info = np.finfo(values.dtype)
+        safe = (top == 0) | ((top >= np.sqrt(info.tiny / info.eps)) & (top <= np.sqrt(info.max / values.shape[1])))
+        for row in np.flatnonzero(~safe).tolist():
+            scaled = np.asarray(values[row], np.float64) / top[row]
+            norm[row] = top[row] * float(np.sqrt(scaled @ scaled))
+    return RowExtents(top, widest, norm)
 
 
 def beyond_row_scales(
-    learner: Learner, values: np.ndarray | None, dtype: Any, extents: tuple[np.ndarray, int] | None = None
+    learner: Learner, values: np.ndarray | None, dtype: Any, extents: tuple | None = None
 ) -> str | None:
     """What to tell a user whose rows ``values`` (dense rows, or the padded ``values`` of sparse ones; or their
-    :func:`row_extents`, given as ``extents``) have their largest entry outside ``learner.row_scales`` in
-    ``dtype`` — the count, the first such row and what to do — or ``None`` when every non-zero row is within it.
-    Rows of zeros are not beyond any scale."""
+    :func:`row_extents`, given as ``extents``) are outside the learner's range in ``dtype`` — the count, the
+    first such row and what to do — or ``None`` when every non-zero row is within it. The range is that of a
+    row's L2 norm for a learner that has one (:meth:`Learner.row_norm_scales`, a kernel learner's), else that of
+    its largest entry (:meth:`Learner.row_scales`). Rows of zeros are not beyond any scale."""
     if extents is None:
         assert values is not None
         if values.size == 0:
             return None
         extents = row_extents(values)
-    top, widest = extents
+    top, widest = np.asarray(extents[0], np.float64), int(extents[1])  # float64: a range beyond the rows' dtype
     if top.size == 0:
         return None
-    lo, hi = learner.row_scales(widest, dtype)
-    outside = (top > hi) | ((top > 0) & (top < lo))
+    norm_range = learner.row_norm_scales(dtype)
+    if norm_range is not None:
+        if len(extents) > 2:
+            size = np.asarray(extents[2], np.float64)
+        elif values is not None:
+            size = row_extents(values).norms
+        else:  # a norm is between the largest entry and √widest times it: the rows surely beyond
+            size = np.where(top > norm_range[1], top, np.minimum(top * np.sqrt(widest), norm_range[1]))
+        lo, hi = norm_range
+        what = "L2 norm"
+    else:
+        size = top
+        lo, hi = learner.row_scales(widest, dtype)
+        what = "largest |entry|"
+    outside = (size > hi) | ((size > 0) & (size < lo))
     if not outside.any():
         return None
     row = int(np.argmax(outside))
+    if norm_range is not None:
+        why = (
+            f"there {learner.name}'s {np.dtype(dtype).name} kernel values underflow, overflow or lose their digits "
+            "(a kernel compares whole rows: its scale is a row's L2 norm, not its largest |entry|)"
+        )
+        remedy = (
+            "L2-normalise the rows (normalize=True) or standardise the features, give the kernel parameters "
+            'on the rows\' scale (sigma), or use dtype="float64"'
+        )
+    else:
+        why = f"there {learner.name}'s {np.dtype(dtype).name} arithmetic underflows or overflows"
+        remedy = 'standardise the features (each column to unit variance) or use dtype="float64"'
     return (
-        f"{int(outside.sum())} of {len(top)} rows of X have their largest |entry| outside [{lo:.3g}, {hi:.3g}], "
-        f"the first at row {row} ({float(top[row]):.3g}): there {learner.name}'s {np.dtype(dtype).name} "
-        "arithmetic underflows or overflows, and it may stop learning or predict one class where exact "
-        'arithmetic would not; standardise the features (each column to unit variance) or use dtype="float64"'
+        f"{int(outside.sum())} of {len(top)} rows of X have their {what} outside [{lo:.3g}, {hi:.3g}], "
+        f"the first at row {row} ({float(size[row]):.3g}): {why}, and it may stop learning or predict one class "
+        f"where exact arithmetic would not; {remedy}"
     )
 
 

@@ -4,9 +4,9 @@ A :class:`TableEncoder` turns a table — a pandas ``DataFrame``, a pyarrow ``Ta
 into :class:`jcsol.SparseRows` of dimension ``2**bits`` that ``jcsol.run`` (and every O(nnz) learner) consumes::
 
     enc = jcsol.TableEncoder(numeric=["amount", "age"], categorical=["merchant", "country"], bits=18,
-                             label="fraud")
-    X = enc.fit_transform(frame)              # rows in order; the running scaling learns as it goes
-    y = enc.labels(frame)                     # the label column as ±1
+                             label="fraud", positive="yes")
+    y = enc.labels(frame)                     # the label column as ±1 ("yes" is +1)
+    X = enc.fit_transform(frame, labels=y)    # rows in order; the running scaling learns as it goes
     res = jcsol.run(jcsol.ACOG(diagonal=True), X, y, perms=1)
 
 **Hashing** (the hashing trick of Weinberger, Dasgupta, Langford, Smola, Attenberg, *Feature Hashing for Large
@@ -64,6 +64,16 @@ out (``drop=``, ``datetime=``, or the columns named with ``numeric=``/``categori
 the encoder names, of every kind, dropped ones included, must be in each table it encodes: a name that matches no
 column is refused, naming the table's columns.
 
+**No label among the features.** Given the table's labels (``fit_transform(table, labels=y)``, as
+:func:`load_table` and :class:`jcsol.Live` give them), the encoder refuses — before anything changes, naming the
+column and the ways out (``label=``, ``drop=``) — every column it would encode (numeric or categorical, inferred
+or declared) whose values are the labels: over the table's rows both classes present, every positive row holds
+one value and every negative row another, none missing (a label column ``fraud`` of 0/1, ±1, ``True``/``False``
+or ``"yes"``/``"no"`` left unnamed, or a copy of the label under another name). A learner would read each answer
+from such a column. A column constant over a table of one class is no such column, nor one that differs from
+the labels on a single row; and over a table of fewer than :data:`LABEL_MIN_ROWS` rows of a class (a live
+stream's micro-batch) a feature can match the labels by chance, so none is refused there.
+
 **Missing values** (``None``, NaN, a ``Decimal`` NaN, pandas' ``NA`` and ``NaT``, NumPy's ``NaT``, Arrow
 nulls) contribute nothing: a missing numeric value is 0 and leaves the column's statistics unchanged; a missing
 categorical value adds no feature.
@@ -103,14 +113,19 @@ from numpy.typing import DTypeLike
 from .datasets import add_bias, binarize, l2_normalize
 from .stream import EXACT_INTEGERS, SparseRows, first_not_a_number, inexact_integers
 
-#: Version 2 adds ``datetime``, ``drop`` and ``bias``; a version-1 state is read as having none of them.
-FORMAT_VERSION = 2
+#: Version 2 adds ``datetime``, ``drop`` and ``bias``, version 3 ``positive``; a state of an earlier version is
+#: read as having none of the settings added after it.
+FORMAT_VERSION = 3
 MAX_BITS = 30  # slots must fit int32 indices
 #: An inferred text or integer column whose values are all distinct is refused as an id from this many rows on.
 ID_MIN_ROWS = 20
+#: A column whose values are the labels is refused over a table of at least this many rows of each class: over
+#: fewer (a live stream's micro-batch of a few events), a feature can match the labels by chance.
+LABEL_MIN_ROWS = 10
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)  # the start of the ISO 8601 text read as a datetime
 _KIND = "jcsol.TableEncoder"
 _STATE_KEYS_V2 = ("datetime", "drop", "bias")
+_STATE_KEYS_V3 = ("positive",)
 _STATE_KEYS = (
     "kind",
     "version",
@@ -166,12 +181,19 @@ class TableEncoder:
             (``n_features = 2**bits + 1``): the offset term.
         normalize: divide each row by its L2 norm.
         label: the label column: never a feature, and read by :meth:`labels`.
+        positive: the label value(s) of the ``+1`` class, as :meth:`labels` takes them (a value or a list of
+            values: text, numbers or booleans), used where :meth:`labels` is given none, and saved with the
+            encoder; only with ``label``. ``None``: the label column's own rule (:meth:`labels`).
         dtype: float dtype of the rows' values.
 
     When ``numeric`` and ``categorical`` are both empty, the columns are inferred from the first table seen
     (real numeric dtypes numeric — booleans excepted —, the rest categorical; the label, ``drop`` and ``datetime``
     columns left out) and fixed from then on; a column that looks like an id or holds datetimes is then refused,
     not encoded (module docstring). Columns of a table that the encoder does not name are ignored.
+
+    Given the labels (``fit_transform(table, labels=y)``), a column the encoder would encode whose values are the
+    labels — the label column left unnamed, or a copy of it — is refused (module docstring): name it with
+    ``label=`` or leave it out with ``drop=``.
     """
 
     def __init__(
@@ -186,6 +208,7 @@ class TableEncoder:
         bias: bool = False,
         normalize: bool = True,
         label: str | None = None,
+        positive: Any = None,
         dtype: DTypeLike = np.float32,
     ) -> None:
         kinds = {
@@ -210,6 +233,12 @@ class TableEncoder:
             raise ValueError(f"the label column {label!r} cannot also be a feature column")
         if label is not None and label in kinds["dropped"]:
             raise ValueError(f"the label column {label!r} is never a feature: leave it out of drop")
+        positive = _positive_of(positive)
+        if positive is not None and label is None:
+            raise ValueError(
+                f"positive={positive!r} picks the +1 class of the label column: name it too, "
+                "TableEncoder(..., label='COLUMN', positive=...)"
+            )
         for option, flag in (("bias", bias), ("normalize", normalize)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{option} must be True or False, got {flag!r}")
@@ -226,6 +255,7 @@ class TableEncoder:
         self._bias: bool = bool(bias)
         self._normalize: bool = bool(normalize)
         self._label: str | None = label
+        self._positive: Any = positive
         self._dtype: np.dtype = float_dtype
         self._set_columns(kinds["numeric"], kinds["categorical"], fixed=bool(numeric or categorical))
 
@@ -252,6 +282,7 @@ class TableEncoder:
             bias=self._bias,
             normalize=self._normalize,
             label=self._label,
+            positive=self._positive,
             dtype=self._dtype,
         )
 
@@ -305,6 +336,11 @@ class TableEncoder:
         return self._label
 
     @property
+    def positive(self) -> Any:
+        """The label value(s) of the ``+1`` class (a value, or a tuple of values of one kind), or ``None``."""
+        return self._positive
+
+    @property
     def n_features(self) -> int:
         """``2**bits``, and one more with ``bias``."""
         return (1 << self._bits) + self._bias
@@ -330,14 +366,20 @@ class TableEncoder:
         return (
             f"TableEncoder(numeric={list(self._numeric)}, categorical={list(self._categorical)}, "
             f"bits={self._bits}, seed={self._seed}, datetime={list(self._datetime)}, drop={list(self._drop)}, "
-            f"bias={self._bias}, normalize={self._normalize}, label={self._label!r})"
+            f"bias={self._bias}, normalize={self._normalize}, label={self._label!r}, positive={self._positive!r})"
         )
 
     # -- encoding -----------------------------------------------------------------------------------------------
-    def fit_transform(self, table) -> SparseRows:
+    def fit_transform(self, table, labels=None) -> SparseRows:
         """The table's rows in order, each numeric value scaled with the statistics of the rows up to and
-        including its own; the statistics keep what the table added."""
-        return self._encode(table, update=True)
+        including its own; the statistics keep what the table added.
+
+        ``labels``: the table's labels, ``±1``, one per row (:meth:`labels` reads them from the label column).
+        Given, a column the encoder would encode whose values are the labels is refused before anything changes,
+        naming it and the ways out, ``label=`` and ``drop=`` (module docstring): over the table's rows both
+        classes present (:data:`LABEL_MIN_ROWS` rows of each at least), every positive row holds one value and
+        every negative row another, none missing."""
+        return self._encode(table, update=True, labels=labels)
 
     def transform(self, table) -> SparseRows:
         """The table's rows scaled with the statistics so far, which stay as they are."""
@@ -348,9 +390,11 @@ class TableEncoder:
         loader's rule): labels ``{-1, 1}``, ``{0, 1}`` or ``{1, 2}`` map by themselves (``1`` is ``+1``);
         otherwise ``positive`` (a number or a list of them; text such as ``"1"`` is read as a number) becomes
         ``+1`` and the rest ``−1``. A text column needs ``positive`` (a value or a list of values, compared as
-        text)."""
+        text). ``positive`` not given: the encoder's own (``TableEncoder(positive=...)``)."""
         if self._label is None:
             raise ValueError("this TableEncoder has no label column: TableEncoder(..., label='COLUMN')")
+        if positive is None:
+            positive = self._positive
         source = _adapt(table)
         if source.n_rows == 0:
             return np.zeros(0, np.int8)
@@ -381,8 +425,8 @@ class TableEncoder:
         present = sorted(set(values.tolist()))
         if positive is None:
             raise ValueError(
-                f"label column {self._label!r} holds text {present[:10]}; pass positive=<value> to "
-                "pick the +1 class against the rest"
+                f"label column {self._label!r} holds text {present[:10]}; pass positive=<value> (here, or "
+                "TableEncoder(..., positive=<value>)) to pick the +1 class against the rest"
             )
         absent = [p for p in positive if p not in present]
         if absent:
@@ -391,21 +435,23 @@ class TableEncoder:
             )
         return np.where(np.isin(values, positive), 1, -1).astype(np.int8)
 
-    def _encode(self, table, update: bool) -> SparseRows:
+    def _encode(self, table, update: bool, labels=None) -> SparseRows:
         """The rows of ``table``; the columns (when inferred) and statistics are kept only once every row is
-        encoded, so a refused table leaves the encoder as it was."""
+        encoded, so a refused table leaves the encoder as it was. With ``labels``, a column whose values are the
+        labels is refused (:func:`_refuse_label_columns`)."""
         source = _adapt(table)
+        positive_rows = None if labels is None else _positive_rows(labels, source.n_rows)
         if source.n_rows == 0:  # no rows, no columns to look at (a list of no records has none): nothing changes
             return self._no_rows()
         absent = [c for c in self._drop if c not in source.names]
         if absent:
             raise ValueError(f"drop names column(s) {absent} not in the table, whose columns are {source.names}")
         if self._fixed:
-            rows, statistics = self._encode_source(source, update)
+            rows, statistics = self._encode_source(source, update, positive_rows)
         else:
             numeric, categorical = self._infer(source)
             encoder = self._with_columns(numeric, categorical)
-            rows, statistics = encoder._encode_source(source, update)
+            rows, statistics = encoder._encode_source(source, update, positive_rows)
             if update:
                 self._set_columns(numeric, categorical, fixed=True)
         if statistics is not None:
@@ -462,20 +508,25 @@ class TableEncoder:
             raise ValueError(f"no feature columns to infer: the table has only {source.names}")
         return tuple(numeric), tuple(categorical)
 
-    def _encode_source(self, source: _Source, update: bool) -> tuple[SparseRows, tuple | None]:
+    def _encode_source(
+        self, source: _Source, update: bool, positive_rows: np.ndarray | None = None
+    ) -> tuple[SparseRows, tuple | None]:
         """The rows, and with ``update`` the numeric statistics after them (``None`` without), for the caller
-        to keep: this encoder is left as it is."""
+        to keep: this encoder is left as it is. ``positive_rows`` (the rows labelled ``+1``, where the labels are
+        given): a column whose values are the labels is refused first."""
         missing = [c for c in self._numeric + self._categorical + self._datetime if c not in source.names]
         if missing:
             raise ValueError(f"column(s) {missing} not in the table, whose columns are {source.names}")
         n, m = source.n_rows, len(self._numeric)
         hashed = [(c, *source.factors(c)) for c in self._categorical]  # every check before any update
+        X = source.numeric_block(self._numeric) if m else None
+        if positive_rows is not None:
+            _refuse_label_columns(self._numeric, X, hashed, positive_rows, self._label)
         for column in self._datetime:
             hour, weekday = source.moments(column)
             hashed += [(f"{column}.hour", hour, list(range(24))), (f"{column}.weekday", weekday, list(range(7)))]
         index = np.zeros((n, m + len(hashed)), np.int64)
         value = np.zeros(index.shape, np.float64)
-        X = source.numeric_block(self._numeric) if m else None
         statistics = None
         if X is not None:
             slot, sign = self._numeric_slots
@@ -558,6 +609,7 @@ class TableEncoder:
             "normalize": np.array(self._normalize),
             "dtype": np.array(self._dtype.name),
             "label": np.array([] if self._label is None else [self._label], dtype=str),
+            "positive": np.array([], dtype=str) if self._positive is None else np.array(self._positive),
             "numeric": np.array(self._numeric, dtype=str),
             "categorical": np.array(self._categorical, dtype=str),
             "datetime": np.array(self._datetime, dtype=str),
@@ -574,7 +626,8 @@ class TableEncoder:
     def from_state_dict(cls, state: Mapping[str, np.ndarray]) -> TableEncoder:
         """The encoder :meth:`state_dict` described, every field checked (its type, shape and range, the
         statistics finite and consistent), a state of another kind or version refused, naming the field (a state
-        of version 1, before ``datetime``, ``drop`` and ``bias``, is read as having none of them)."""
+        of version 1, before ``datetime``, ``drop`` and ``bias``, is read as having none of them; one of version 1
+        or 2, before ``positive``, as having ``positive=None``)."""
         if not isinstance(state, Mapping):
             raise TypeError(f"a TableEncoder state is a mapping of field → array, not a {type(state).__name__}")
         absent = [k for k in ("kind", "version") if k not in state]
@@ -584,11 +637,15 @@ class TableEncoder:
         if kind != _KIND:
             raise ValueError(f"not a TableEncoder state: its kind is {kind!r}")
         version = _state_integer(state, "version")
-        if version not in (1, FORMAT_VERSION):
+        if version not in range(1, FORMAT_VERSION + 1):
             raise ValueError(
-                f"TableEncoder state of format version {version}; this jcsol reads version 1 or {FORMAT_VERSION}"
+                f"TableEncoder state of format version {version}; this jcsol reads version 1 to {FORMAT_VERSION}"
             )
-        expected = set(_STATE_KEYS) | (set(_STATE_KEYS_V2) if version > 1 else set())
+        expected = (
+            set(_STATE_KEYS)
+            | (set(_STATE_KEYS_V2) if version > 1 else set())
+            | (set(_STATE_KEYS_V3) if version > 2 else set())
+        )
         absent = sorted(expected - set(state))
         if absent:
             raise ValueError(f"not a TableEncoder state of version {version}: keys {absent} are missing")
@@ -608,6 +665,7 @@ class TableEncoder:
             bias=_state_flag(state, "bias") if later else False,
             normalize=_state_flag(state, "normalize"),
             label=label[0] if label else None,
+            positive=_state_positive(state) if version > 2 else None,
             dtype=_state_text(state, "dtype"),
         )
         try:
@@ -662,6 +720,20 @@ def _state_names(state: Mapping, key: str) -> tuple[str, ...]:
             f"TableEncoder state: {key!r} must be a 1-D array of column names, got {value.dtype} of shape {value.shape}"
         )
     return tuple(str(v) for v in value.tolist())
+
+
+def _state_positive(state: Mapping) -> Any:
+    """``positive`` of a state: an empty 1-D array for ``None``, a scalar for one label, a 1-D array for a list
+    of them (text, booleans, integers or floats)."""
+    value = _state_array(state, "positive", scalar=False)
+    if value.ndim == 1 and value.size == 0:
+        return None
+    if value.ndim > 1 or value.dtype.kind not in "Ubiuf":
+        raise ValueError(
+            "TableEncoder state: 'positive' must be a label or a 1-D array of labels (text, numbers or booleans), "
+            f"got {value.dtype} of shape {value.shape}"
+        )
+    return value.item() if value.ndim == 0 else tuple(value.tolist())
 
 
 def _state_statistics(state: Mapping, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -866,6 +938,121 @@ def _positive_text(value) -> str | None:
         return _text(value)
     except ValueError as err:
         raise ValueError(f"positive={_shown(value)}: {err}") from None
+
+
+def _positive_of(positive) -> Any:
+    """``positive`` as an encoder keeps it: ``None``, one label (text, a boolean, an integer, a float), or a tuple
+    of labels of one kind (integers and floats together as floats), each a Python value; anything else refused,
+    naming it."""
+    if positive is None:
+        return None
+    if isinstance(positive, np.ndarray) and positive.ndim == 0:
+        positive = positive.item()
+    if not isinstance(positive, (list, tuple, np.ndarray)):
+        return _positive_label(positive)
+    values = [_positive_label(v) for v in (positive.tolist() if isinstance(positive, np.ndarray) else positive)]
+    if not values:
+        raise ValueError(f"positive must be a label or a non-empty list of labels, got {positive!r}")
+    kinds = {type(v) for v in values}
+    if kinds == {int, float}:
+        values = [float(v) for v in values]
+    elif len(kinds) > 1:
+        raise ValueError(
+            f"positive={positive!r} mixes labels of several kinds ({', '.join(sorted(k.__name__ for k in kinds))}): "
+            "give text, numbers or booleans"
+        )
+    return tuple(values)
+
+
+def _positive_label(value) -> str | bool | int | float:
+    """One label of ``positive`` as a Python value: text (valid Unicode), a boolean, an integer within int64 or
+    a finite float."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str):
+        _positive_text(value)  # text that is not valid Unicode is refused
+        return str(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        if not -(2**63) <= int(value) < 2**63:
+            raise ValueError(f"positive={_shown(value)}: an integer label beyond int64")
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)):
+        return float(value)
+    raise TypeError(f"positive must be a label (text, a number or a boolean) or a list of labels, got {_shown(value)}")
+
+
+def _positive_rows(labels, n_rows: int) -> np.ndarray:
+    """The rows labelled ``+1`` of ``labels``: ``±1``, one per row of a table of ``n_rows`` rows."""
+    y = np.asarray(labels)
+    if y.ndim != 1:
+        raise ValueError(f"labels must be one ±1 label per row of the table (1-D), got shape {y.shape}")
+    if len(y) != n_rows:
+        raise ValueError(f"the table has {n_rows} rows but y has {len(y)} labels (labels=: one ±1 label per row)")
+    if y.dtype.kind not in "iuf" or not np.isin(y, (-1, 1)).all():
+        found = sorted({str(v) for v in y.tolist()})
+        raise ValueError(f"labels must be -1 and +1, one per row of the table; got {found[:10]}")
+    return y > 0
+
+
+def _refuse_label_columns(
+    numeric: Sequence[str], X: np.ndarray | None, categorical: Sequence, positive_rows: np.ndarray, label: str | None
+) -> None:
+    """Refuses the columns to encode whose values are the labels: both classes present (:data:`LABEL_MIN_ROWS` rows
+    of each at least), every positive row of one value and every negative row of another, none missing. Each
+    column is compared with its value on the first positive and the first negative row: ``numeric`` names the
+    columns of ``X`` (float64, NaN missing), ``categorical`` holds ``(column, codes, uniques)`` of the categorical
+    ones (codes −1 missing)."""
+    pos = positive_rows
+    n_pos = int(pos.sum())
+    if min(n_pos, len(pos) - n_pos) < LABEL_MIN_ROWS:
+        return  # one class (a constant column is no label), or too few rows of one to tell a label from chance
+    first_pos, first_neg = int(np.argmax(pos)), int(np.argmax(~pos))
+    found: list[tuple[str, Any, Any]] = []
+    if X is not None and X.shape[1]:
+        at_pos, at_neg = X[first_pos], X[first_neg]
+        copies = (at_pos != at_neg) & np.where(pos[:, None], X == at_pos, X == at_neg).all(axis=0)  # NaN: never
+        found += [(numeric[j], _number(at_pos[j]), _number(at_neg[j])) for j in np.flatnonzero(copies).tolist()]
+    for column, codes, uniques in categorical:
+        code_pos, code_neg = int(codes[first_pos]), int(codes[first_neg])
+        if code_pos < 0 or code_neg < 0 or code_pos == code_neg:
+            continue
+        if not (codes == np.where(pos, code_pos, code_neg)).all():
+            continue
+        try:
+            hashed_alike = _text(uniques[code_pos]) == _text(uniques[code_neg])  # 3 and 3.0: one feature
+        except ValueError:
+            continue  # a value no rule fits: refused by the encoding, naming it
+        if not hashed_alike:
+            found.append((column, *(_python(uniques[code]) for code in (code_pos, code_neg))))
+    if not found:
+        return
+    names = [column for column, _, _ in found]
+    held = "; ".join(
+        f"{column!r} is {_shown(p)} on every positive row and {_shown(n)} on every negative one"
+        for column, p, n in found
+    )
+    drop = f"drop={names} (--drop {','.join(names)})"
+    if label is None:
+        ways = f"Name the label column: label={names[0]!r} (--label {names[0]}), or leave it out: {drop}"
+    else:
+        ways = (
+            f"The label column is {label!r}: leave the copy out, {drop}, or, if it is the label column, name it: "
+            f"label={names[0]!r} (--label {names[0]})"
+        )
+    raise ValueError(f"column(s) holding the labels, which a learner would read each answer from: {held}. {ways}")
+
+
+def _python(value) -> Any:
+    """A NumPy scalar as the Python value it holds (for a message: ``1``, not ``np.int64(1)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _number(value: float) -> int | float:
+    """A float as an error message shows it: an integer's digits when it is one."""
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < EXACT_INTEGERS else value
 
 
 def _as_number(column: str, value) -> float:
@@ -1372,13 +1559,24 @@ def load_table(
     """A labelled table (a file as :func:`read_table` reads it, or a table) as ``(X, y, encoder)``: the rows
     encoded in order by a new :class:`TableEncoder` of these settings (columns inferred when neither list is
     given, ids and datetimes refused unless dropped or declared), the labels as ±1 by
-    :meth:`TableEncoder.labels`, and the encoder, whose statistics have seen the whole table and whose
-    :attr:`~TableEncoder.columns` say how each column was taken."""
+    :meth:`TableEncoder.labels` (``positive`` kept by the encoder), and the encoder, whose statistics have seen the
+    whole table and whose :attr:`~TableEncoder.columns` say how each column was taken. A column it would encode
+    whose values are the labels — a copy of the label under another name — is refused, naming it
+    (:meth:`TableEncoder.fit_transform` given the labels)."""
     encoder = TableEncoder(
-        numeric, categorical, bits, seed, datetime=datetime, drop=drop, bias=bias, normalize=normalize, label=label
+        numeric,
+        categorical,
+        bits,
+        seed,
+        datetime=datetime,
+        drop=drop,
+        bias=bias,
+        normalize=normalize,
+        label=label,
+        positive=positive,
     )  # first: bad settings are refused before the file is read
     table = read_table(path_or_table) if isinstance(path_or_table, (str, os.PathLike)) else path_or_table
     if _adapt(table).n_rows == 0:
         raise ValueError("the table is empty: it has no rows to learn from")
-    y = encoder.labels(table, positive)  # a missing label column is refused before any encoding
-    return encoder.fit_transform(table), y, encoder
+    y = encoder.labels(table)  # a missing label column is refused before any encoding
+    return encoder.fit_transform(table, labels=y), y, encoder  # a copy of the label under another name refused

@@ -331,7 +331,7 @@ def test_labels_follow_the_libsvm_rule(tmp_path):
     with pytest.raises(ValueError, match="1 missing value.*row 2"):
         TableEncoder(["x"], label="s").labels(frame.assign(s=["no", "yes", None, "no"]), positive="yes")
     path = tmp_path / "t.csv"
-    frame.to_csv(path, index=False)
+    frame.assign(y=[0, 1, 1, 0]).to_csv(path, index=False)  # y no copy of the label s: a copy is refused
     X, y, enc = load_table(path, "s", positive="yes", categorical=["y"], numeric=["x"], bits=8)
     np.testing.assert_array_equal(y, [-1, 1, -1, -1])
     assert X.shape == (4, 256)

@@ -728,7 +728,7 @@ def test_constructor_arguments_are_refused_naming_the_argument(kwargs, message):
 
 
 def test_a_version_1_state_has_no_version_2_keys():
-    state = {k: v for k, v in saved().items() if k not in ("datetime", "drop", "bias")}
+    state = {k: v for k, v in saved().items() if k not in ("datetime", "drop", "bias", "positive")}
     state.update(version=np.array(1), numeric=np.array(["amount"]))
     TableEncoder.from_state_dict(state)
     with pytest.raises(ValueError, match=r"unknown keys \['bias'\]"):

@@ -11,6 +11,7 @@ child process of that environment's interpreter, which then reports the values t
 
 import gzip
 import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
@@ -199,6 +200,56 @@ def test_install_cell_keeps_jax_when_jcsol_needs_another(tmp_path, packages):
     assert run_in(env, "import importlib.metadata as m; print(m.version('jax'), m.version('jaxlib'))") == " ".join(
         versions().values()
     )
+
+
+def test_install_cell_says_no_source_has_jcsol_rather_than_blaming_jax(tmp_path, packages):
+    """A source without jcsol (an empty folder of wheels, as a package index that has none) fails with what is
+    missing and how to install it; jax, left as it was, is not named as the cause."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = Env(tmp_path / "env", packages)
+    install = code_cells(NOTEBOOKS[0])[0]
+    probe, output = env.run([install], "probe = {}", pip_source=f"--no-index --find-links {empty} jcsol", check=False)
+    assert probe is None, output[-3000:]
+    assert "No matching distribution found for jcsol" in output  # pip's own words, shown
+    assert "jcsol was not installed: no source has it (no jcsol package found in --no-index --find-links" in output
+    assert "%pip install jcsol" in output
+    assert "JCSOL_PIP_SOURCE" in output
+    assert "upgrade jax" not in output
+    assert "jax stays as it was" not in output
+    assert env.installed_here() == []
+
+
+def test_install_cell_reads_pips_failures():
+    """The install cell's reading of pip's output, on the failures a runtime meets: no jcsol in the index or no
+    network, a repository git cannot fetch, a jcsol needing another jax, anything else."""
+    namespace: dict = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importlib.util, "find_spec", lambda name: object())  # jcsol "installed": the cell does nothing
+        exec(compile(code_cells(NOTEBOOKS[0])[0], "install cell", "exec"), namespace)
+    not_installed = namespace["not_installed"]
+    kept = {"jax": "0.4.30", "jaxlib": "0.4.30"}
+    index = (
+        ["jcsol"],
+        "WARNING: Retrying (Retry(total=4, connect=None)) after connection broken by 'NewConnectionError(...)'\n"
+        "ERROR: Could not find a version that satisfies the requirement jcsol (from versions: none)\n"
+        "ERROR: No matching distribution found for jcsol",
+    )
+    repository = (
+        ["git+https://github.com/jcsol/jcsol"],
+        "  fatal: unable to access 'https://github.com/jcsol/jcsol/': Could not resolve host: github.com\n"
+        "  × git clone --filter=blob:none --quiet https://github.com/jcsol/jcsol /tmp/x did not run successfully.",
+    )
+    missing = not_installed([index, repository], kept)
+    assert "no source has it (no jcsol package found in jcsol; git+https://github.com/jcsol/jcsol)" in missing
+    assert "may have no network" in missing
+    assert "upgrade jax" not in missing
+    conflict = (["jcsol"], "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/…")
+    assert "upgrade jax with its plugins together" in not_installed([conflict, repository], kept)
+    other = (["jcsol"], "ERROR: Failed building wheel for mmh3")
+    generic = not_installed([other, repository], kept)
+    assert "pip failed for every source" in generic
+    assert "upgrade jax" not in generic
 
 
 # the quickstart in the default run; the longer notebooks in the slow tier

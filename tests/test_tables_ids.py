@@ -223,7 +223,7 @@ def test_state_round_trip_keeps_the_new_settings(tmp_path):
     enc = TableEncoder(drop=["payment_id", "user_id"], datetime=["ts"], bias=True, bits=11, label="fraud")
     enc.fit_transform(frame[:80])
     state = enc.state_dict()
-    assert int(state["version"]) == FORMAT_VERSION == 2
+    assert int(state["version"]) == FORMAT_VERSION == 3
     np.savez(tmp_path / "enc.npz", **state)
     with np.load(tmp_path / "enc.npz", allow_pickle=False) as f:
         loaded = TableEncoder.from_state_dict(dict(f))
@@ -233,11 +233,11 @@ def test_state_round_trip_keeps_the_new_settings(tmp_path):
     same_rows(loaded.fit_transform(frame[80:]), enc.fit_transform(frame[80:]))
     # a state written before version 2: no datetime, drop or bias
     old = {k: v for k, v in TableEncoder(["amount"], ["country"], bits=11).state_dict().items()}
-    old = {k: v for k, v in old.items() if k not in ("datetime", "drop", "bias")} | {"version": np.array(1)}
+    old = {k: v for k, v in old.items() if k not in ("datetime", "drop", "bias", "positive")} | {"version": np.array(1)}
     legacy = TableEncoder.from_state_dict(old)
     assert legacy.columns == {"amount": "numeric", "country": "categorical"}
     assert not legacy.bias
-    with pytest.raises(ValueError, match=r"version 2: keys \['bias'\] are missing"):
+    with pytest.raises(ValueError, match=r"version 3: keys \['bias'\] are missing"):
         TableEncoder.from_state_dict({k: v for k, v in state.items() if k != "bias"})
 
 

@@ -18,8 +18,9 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StateT, StepInfo, choice, hyperparameter, pytree_dataclass
-from .kernels import KINDS, kernel_matrix, kernel_row_scales
+from .kernels import KINDS, kernel_matrix
 from .keys import draw, key_data
+from .koil import kernel_norm_scales
 
 
 class BudgetState(NamedTuple):
@@ -46,8 +47,8 @@ class _KernelBudget(Learner[StateT]):
     def _kern(self, A, B):
         return kernel_matrix(self.kernel, A, B, sigma=self.sigma, degree=self.degree, coef0=self.coef0)
 
-    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:
-        return kernel_row_scales(self.kernel, self.sigma, self.degree, d, dtype)
+    def row_norm_scales(self, dtype: Any) -> tuple[float, float]:
+        return kernel_norm_scales(self.kernel, self.sigma, self.degree, dtype)
 
     def _occupied(self, size):
         return jnp.arange(self.budget) < size

@@ -12,12 +12,47 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ..base import Example, Learner, StepInfo, choice, count_one, hyperparameter, pytree_dataclass
-from .kernels import KINDS, kernel_matrix, kernel_row_scales, mkl_pool, pool_kernel, pool_members
+from ..base import (
+    Example,
+    Learner,
+    StepInfo,
+    choice,
+    concrete_values,
+    count_one,
+    hyperparameter,
+    normal_row_scales,
+    pytree_dataclass,
+)
+from .kernels import KINDS, kernel_matrix, mkl_pool, pool_kernel, pool_members
 from .keys import draw, key_data, uniforms
 
 POLICIES = ("RS++", "FIFO++", "RS", "FIFO")
 PAIR_LOSSES = ("hinge", "smooth")
+
+
+def kernel_norm_scales(kind: str, sigma, degree: int, dtype) -> tuple[float, float]:
+    """:meth:`jcsol.base.Learner.row_norm_scales` of a learner on the kernel ``kind`` of
+    :mod:`jcsol.algorithms.kernels` (σ the learner's, an array for a grid): the range of a row's L2 norm ``r``.
+
+    Gaussian: rows of norm at most ``r`` are at most ``2r`` apart, so ``‖x − x'‖²/(2σ²) <= 2r²/σ²``, however many
+    entries they have. Above ``σ √(ln(1/tiny)/2)`` (about 6.6 for σ = 1 in float32) a kernel value can underflow
+    to 0, below ``σ ε^(1/4)/√2`` (about 0.013) every one rounds to 1 with fewer than half its digits: rows then look
+    unrelated or alike to the learner, where float64 tells them apart. L2-normalised rows (``r = 1``) are within
+    it for σ from about 0.15 to 76 in float32. A grid of widths takes the range of all of them together (a
+    protocol that selects σ tries widths that do not suit the rows on purpose): from the narrowest width's lower
+    end to the widest's upper end. Polynomial: ``|x·x'| <= ‖x‖ ‖x'‖``, so products of ``2p`` norms
+    (:func:`jcsol.base.normal_row_scales` of power ``2p``); linear: of two.
+    """
+    if kind == "polynomial":
+        return normal_row_scales(dtype, 2 * int(degree))
+    if kind != "gaussian":
+        return normal_row_scales(dtype)
+    info = np.finfo(dtype)
+    widths = concrete_values(sigma)
+    widths = np.ones(1) if widths is None else widths.ravel()
+    lo = float(widths.min() * info.eps**0.25 / np.sqrt(2))
+    hi = float(widths.max() * np.sqrt(np.log(1 / info.tiny) / 2))
+    return lo, hi
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -315,8 +350,8 @@ class KOIL(Learner[KOILState]):
     def _kern(self, A, B):
         return kernel_matrix(self.kernel, A, B, sigma=self.sigma, degree=self.degree, coef0=self.coef0)
 
-    def row_scales(self, d: int, dtype: Any) -> tuple[float, float]:
-        return kernel_row_scales(self.kernel, self.sigma, self.degree, d, dtype)
+    def row_norm_scales(self, dtype: Any) -> tuple[float, float]:
+        return kernel_norm_scales(self.kernel, self.sigma, self.degree, dtype)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> KOILState:
         return KOILState(*empty_buffers(self.budget_pos, self.budget_neg, d, dtype), key=key_data(key))
@@ -462,6 +497,17 @@ class KOILMKL(Learner[KOILMKLState]):
     @property
     def draw_shape(self) -> tuple[int, int]:
         return (len(self.pool), 3)
+
+    def row_norm_scales(self, dtype: Any) -> tuple[float, float]:
+        """The range of all the pool's kernels together (:func:`kernel_norm_scales` of each), as a grid of widths
+        takes it: the kernels' weights move to those that suit the rows."""
+        ranges = [
+            kernel_norm_scales("gaussian", value, 1, dtype)
+            if kind == "gaussian"
+            else kernel_norm_scales("polynomial", 1.0, int(value), dtype)
+            for kind, value in self.pool
+        ]
+        return min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
 
     def init(self, d: int, key: jax.Array, dtype: Any = jnp.float32) -> KOILMKLState:
         m = len(self.pool)

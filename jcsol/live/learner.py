@@ -240,12 +240,16 @@ class Live:
 
         Either ``learn(X, y)`` (features given now; the progressive measures count the pre-update predictions
         of this pass) or ``learn(ids=ids, y=y)`` (events predicted earlier with ``predict(X, ids=...)``; the
-        measures count the predictions they were given then). Returns every configuration's pre-update
-        scores ``(n, G)`` when ``return_scores``. A refused call (bad rows, labels or ids) changes nothing.
+        measures count the predictions they were given then). A table ``X`` may come without ``y`` when the
+        encoder names its label column (``TableEncoder(label="fraud", positive=...)``): the labels are read from
+        it (:meth:`jcsol.features.TableEncoder.labels`), and it is never a feature. A table's labels are given to
+        the encoder, which refuses a column it would encode whose values are the labels (the label column left
+        unnamed, or a copy of it). Returns every configuration's pre-update scores ``(n, G)`` when
+        ``return_scores``. A refused call (bad rows, labels or ids) changes nothing.
         """
-        if y is None or (X is None) == (ids is None):
+        if (X is None) == (ids is None) or (y is None and ids is not None):
             raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
-        y = labels(y)
+        y = labels(self._table_labels(X) if y is None else y)
         keys = None
         arrival: np.ndarray | None
         served: np.ndarray | None
@@ -254,7 +258,7 @@ class Live:
                 keys = check_ids(ids, len(y))
                 rows, arrival, served = self.store.get(keys)
             else:
-                rows = self._rows(X, update=True)
+                rows = self._rows(X, update=True, y=y)
                 if rows.shape[0] != len(y):
                     raise ValueError(f"X has {rows.shape[0]} rows but y has {len(y)} labels")
                 arrival = served = None
@@ -392,29 +396,43 @@ class Live:
         files.write(path, files.description(self), arrays, self._backend.spread, layout, self._saves)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, learner: Learner, objective: Objective | None = None) -> Live:
+    def load(
+        cls,
+        path: str | os.PathLike,
+        learner: Learner | list[Learner] | tuple[Learner, ...] | files.FromFile = files.FROM_FILE,
+        objective: Objective | None = None,
+    ) -> Live:
         """The learner saved at ``path``, continuing exactly where it stopped.
 
-        ``learner`` and ``objective`` must be those it was built with (the file holds states, not code). Over
-        several processes every process calls it, each reads its own share, and they continue from the
-        latest save every process holds a share of; a learner saved by another number of processes is
-        refused.
+        ``learner`` and ``objective`` default to those the file describes, rebuilt from it
+        (:func:`jcsol.live.files.undescribe`: a class of jcsol, options that are Python literals); given, they must
+        be those it was built with, and are checked against the file. ``jcsol.load(path)`` opens a live learner's
+        file as well as a :class:`jcsol.Model`'s. Over several processes every process calls it, each reads its
+        own share, and they continue from the latest save every process holds a share of; a learner saved by
+        another number of processes is refused.
 
         Raises:
             LiveFileError: the file is unreadable or corrupted, of another format version, or of another
-                learner, grid or objective, or saved by another number of processes — the message says which.
+                learner, grid or objective, or saved by another number of processes, or its learner cannot be
+                rebuilt from it (a class outside jcsol, an option that is no literal: give the learner) — the
+                message says which.
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a file path, got {type(path).__name__}")
         path = os.fsdecode(os.fspath(path))
-        objective = Sum(rho="laplace") if objective is None else objective
-        for each in learner if isinstance(learner, (list, tuple)) else (learner,):
-            if not isinstance(each, Learner):
+        rebuilt = isinstance(learner, files.FromFile)
+        for each in () if rebuilt else learner if isinstance(learner, (list, tuple)) else (learner,):
+            if not isinstance(each, Learner):  # None given is refused: leave the learner out to rebuild it
                 raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
-        if not isinstance(objective, Objective):
+        given: Any = None if rebuilt else learner
+        if objective is not None and not isinstance(objective, Objective):
             raise TypeError(f"objective must be jcsol.Sum(...) or jcsol.Cost(...), got {type(objective).__name__}")
-        meta, arrays = files.read(path, learner, objective)
-        live = cls(learner, objective, **files.arguments(meta, arrays, path))
+        meta, arrays = files.read(path, given, objective)
+        if given is None:
+            given = files.undescribe(meta["learner"], path, "learner")
+        if objective is None:
+            objective = files.undescribe(meta["objective"], path, "objective")
+        live = cls(given, objective, **files.arguments(meta, arrays, path))
         files.check_layout(meta, live._backend.layout(), path)
         live._backend.restore(arrays, path)
         live._saves = int(meta.get("generation", 0))
@@ -434,9 +452,23 @@ class Live:
         if not self._backend.started:
             raise RuntimeError("the live learner has seen no event yet (give n_features=… to start it empty)")
 
-    def _rows(self, X, *, update: bool):
+    def _table_labels(self, X) -> np.ndarray:
+        """The labels of a table learnt without ``y``: its label column, read by the encoder that names it."""
+        if not _is_table(X):
+            raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
+        if self.encoder is None or getattr(self.encoder, "label", None) is None:
+            raise TypeError(
+                "learn(table) without y reads the labels from the encoder's label column, and there is none: give "
+                "the labels, learn(table, y), or name the column, Live(..., encoder=jcsol.TableEncoder(..., "
+                "label='COLUMN', positive=...))"
+            )
+        return self.encoder.labels(X)
+
+    def _rows(self, X, *, update: bool, y=None):
         """A batch as checked dense rows or :class:`SparseRows` of this learner's dtype and dimension; ``update``:
-        rows to learn from (now or when their labels come), which also updates a table encoder's statistics."""
+        rows to learn from (now or when their labels come), which also updates a table encoder's statistics.
+        ``y``: the batch's ±1 labels, given to a :class:`jcsol.features.TableEncoder` that encodes it, which
+        refuses a column whose values are the labels."""
         if (
             isinstance(X, np.ndarray)
             and X.dtype == self.dtype
@@ -445,14 +477,19 @@ class Live:
             and sum_is_finite(X)
         ):
             return X  # the common case, checked in one pass (a non-finite sum gets check_features' message)
-        if not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not is_matrix(X) and not is_scipy_sparse(X):
+        if _is_table(X):
             if self.encoder is None:
                 raise TypeError(
                     f"a batch of type {type(X).__name__} needs an encoder (Live(..., encoder="
                     "jcsol.features.TableEncoder(...))); without one give an array, jcsol.SparseRows or a SciPy sparse "
                     "matrix"
                 )
-            X = self.encoder.fit_transform(X) if update else self.encoder.transform(X)
+            if not update:
+                X = self.encoder.transform(X)
+            elif y is not None and _takes_labels(self.encoder):
+                X = self.encoder.fit_transform(X, labels=y)
+            else:
+                X = self.encoder.fit_transform(X)
         X = check_features(X, columns_once=update)  # rows learnt (now or from the store) name each column once
         check_fits(X.values if isinstance(X, SparseRows) else X, self.dtype)
         if isinstance(X, SparseRows):
@@ -503,6 +540,19 @@ class Live:
         if size == n:
             return (np.asarray(scores) if grid else None), np.asarray(served)
         return (np.asarray(scores)[:n] if grid else None), np.asarray(served)[:n]
+
+
+def _is_table(X) -> bool:
+    """Whether a batch is a table for the encoder (a data frame, an Arrow table, records), not rows."""
+    return not isinstance(X, (np.ndarray, SparseRows, jax.Array)) and not is_matrix(X) and not is_scipy_sparse(X)
+
+
+def _takes_labels(encoder) -> bool:
+    """Whether the encoder checks a table against its labels (a :class:`jcsol.features.TableEncoder`; an encoder
+    of another class is called as it was)."""
+    from ..features import TableEncoder
+
+    return isinstance(encoder, TableEncoder)
 
 
 class _KeptOnError:
