@@ -7,13 +7,15 @@ is computed.
   reviews the alerts reads. Counts are kept in the order ``(tp, fn, fp, tn)`` along the last axis:
   ``fn = M_p`` (missed positives), ``fp = M_n`` (false alarms). Each function applies equally to a run's final
   counts and to its online curve (counts at sampled rounds).
-* From scores: :func:`auc` and :func:`average_precision` (JAX, so they jit and vmap over runs and take a mask),
-  :func:`auc_numpy`, AUC's NumPy twin; :func:`precision_at_budget` (NumPy); :func:`cvar` of margins.
+* From scores: :func:`auc` (the measure ``roc_auc``, also :func:`roc_auc`) and :func:`average_precision` (JAX,
+  so they jit and vmap over runs and take a mask), :func:`auc_numpy`, AUC's NumPy twin;
+  :func:`precision_at_budget` (NumPy); :func:`cvar` of margins.
 
 :data:`MEASURES` names the measures of counts a :class:`jcsol.Result` gives (``example_cost`` is the example
-costs summed over the mistakes, kept by the run itself), :data:`SCORE_MEASURES` and ``precision_at_K%`` (see
-:func:`review_budget`) those of its recorded scores; :func:`higher_is_better` says which way each is better, and
-:func:`check_measure` is the one check of a measure's name.
+costs summed over the mistakes, kept by the run itself), :data:`NAMED_SCORE_MEASURES` and ``precision_at_K%``
+(see :func:`review_budget`) those of its recorded scores (:data:`SCORE_MEASURES`: those that the records of
+scored runs carry by default); :func:`higher_is_better` says which way each is better, and :func:`check_measure`
+is the one check of a measure's name.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ MEASURES = (
     "f1",
     "alerts_per_catch",
 )
-SCORE_MEASURES = ("average_precision",)  # and every precision_at_K% (review_budget): of recorded scores
+SCORE_MEASURES = ("average_precision",)  # of recorded scores, in the records of scored runs by default
+# every measure of recorded scores with a fixed name (and every precision_at_K%, review_budget); roc_auc is
+# computed where it is named (Result.measure, Result.best, jcsol.report.records(..., measures=))
+NAMED_SCORE_MEASURES = SCORE_MEASURES + ("roc_auc",)
 HIGHER_IS_BETTER = {
     "sum": True,
     "sensitivity": True,
@@ -53,9 +58,20 @@ HIGHER_IS_BETTER = {
     "f1": True,
     "alerts_per_catch": False,
     "average_precision": True,
+    "roc_auc": True,
 }
 # fractions, printed as % (as is every precision_at_K%)
-RATES = ("sum", "sensitivity", "specificity", "accuracy", "balanced_accuracy", "precision", "f1", "average_precision")
+RATES = (
+    "sum",
+    "sensitivity",
+    "specificity",
+    "accuracy",
+    "balanced_accuracy",
+    "precision",
+    "f1",
+    "average_precision",
+    "roc_auc",
+)
 _BUDGET = re.compile(r"precision_at_(\d+(?:\.\d*)?|\.\d+)%")
 
 
@@ -77,19 +93,19 @@ def review_budget(name) -> Fraction | None:
 
 
 def check_measure(name) -> str:
-    """``name`` when it is one of :data:`MEASURES`, :data:`SCORE_MEASURES` or ``precision_at_K%``; otherwise a
-    ``ValueError`` listing the valid names."""
+    """``name`` when it is one of :data:`MEASURES`, :data:`NAMED_SCORE_MEASURES` or ``precision_at_K%``; otherwise
+    a ``ValueError`` listing the valid names."""
     if isinstance(name, str) and (name in HIGHER_IS_BETTER or review_budget(name) is not None):
         return name
     raise ValueError(
-        f"unknown measure {name!r}; choose from {', '.join(MEASURES + SCORE_MEASURES)}, or precision_at_K% "
+        f"unknown measure {name!r}; choose from {', '.join(MEASURES + NAMED_SCORE_MEASURES)}, or precision_at_K% "
         "(the precision of the top K% of the scores, K in (0, 100])"
     )
 
 
 def higher_is_better(name: str) -> bool:
-    """Which way measure ``name`` is better: ``True`` for the rates, the precisions, F1 and AP, ``False`` for the
-    costs and alerts per catch."""
+    """Which way measure ``name`` is better: ``True`` for the rates, the precisions, F1, AP and the ROC AUC,
+    ``False`` for the costs and alerts per catch."""
     return review_budget(check_measure(name)) is not None or HIGHER_IS_BETTER[name]
 
 
@@ -135,9 +151,9 @@ def in_percent(name: str) -> bool:
 
 
 def of_scores(name: str) -> bool:
-    """Whether measure ``name`` is computed from scores (:data:`SCORE_MEASURES`, ``precision_at_K%``) rather than
-    from confusion counts."""
-    return name in SCORE_MEASURES or review_budget(check_measure(name)) is not None
+    """Whether measure ``name`` is computed from scores (:data:`NAMED_SCORE_MEASURES`, ``precision_at_K%``) rather
+    than from confusion counts."""
+    return name in NAMED_SCORE_MEASURES or review_budget(check_measure(name)) is not None
 
 
 def check_counts(counts) -> np.ndarray:
@@ -332,6 +348,19 @@ def auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.A
     return jnp.where(jnp.any((pos | neg) & jnp.isnan(scores)), jnp.nan, twice / (2.0 * pairs))
 
 
+def roc_auc(scores: jax.Array, y: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+    """The measure ``roc_auc``: the area under the ROC curve of ``scores`` for labels ``y`` (``> 0`` positive),
+    :func:`auc` itself — ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over the (positive, negative) pairs, the Mann–Whitney
+    statistic divided by the number of pairs; NaN where the labels hold one class only (or a counted score is
+    NaN). A JAX function of one run, as :func:`average_precision`; :func:`score_measure` vmaps it over runs.
+
+    >>> from jcsol import metrics
+    >>> float(metrics.roc_auc([0.9, 0.4, 0.4, 0.1], [1, 1, -1, -1])), float(metrics.roc_auc([0.2, 0.5], [1, 1]))
+    (0.875, nan)
+    """
+    return auc(scores, y, mask)
+
+
 def _same_shape(scores_shape: tuple, y_shape: tuple, what: str) -> None:
     """Refuses labels of another shape than the scores' (broadcasting would pair each score with a wrong label or
     fail inside NumPy or JAX)."""
@@ -454,14 +483,22 @@ def _budget(budget, what: str = "the review budget", most: int = 100) -> Fractio
     return value
 
 
-_average_precisions = jax.jit(jax.vmap(average_precision), compiler_options=compile_options())
+_BY_RUN = {
+    "average_precision": jax.jit(jax.vmap(average_precision), compiler_options=compile_options()),
+    "roc_auc": jax.jit(jax.vmap(auc), compiler_options=compile_options()),
+}
 
 
 def score_measure(name: str, scores, y) -> np.ndarray:
-    """Measure ``name`` of :func:`of_scores` (``average_precision`` or ``precision_at_K%``) of every row of
-    ``scores`` ``(…, n)`` with labels ``y`` (broadcast to it), as float64 ``(…)``."""
+    """Measure ``name`` of :func:`of_scores` (``average_precision``, ``roc_auc`` or ``precision_at_K%``) of every
+    row of ``scores`` ``(…, n)`` with labels ``y`` (broadcast to it), as float64 ``(…)``.
+
+    >>> from jcsol import metrics
+    >>> metrics.score_measure("roc_auc", [[0.9, 0.4, 0.4, 0.1], [0.1, 0.2, 0.3, 0.4]], [1, 1, -1, -1]).tolist()
+    [0.875, 0.0]
+    """
     budget = review_budget(check_measure(name))
-    if budget is None and name not in SCORE_MEASURES:
+    if budget is None and name not in NAMED_SCORE_MEASURES:
         raise ValueError(f"{name} is a measure of the confusion counts, not of the scores")
     scores = np.asarray(scores)
     if scores.ndim == 0:
@@ -475,7 +512,7 @@ def score_measure(name: str, scores, y) -> np.ndarray:
     labels = np.broadcast_to(labels, scores.shape).reshape(flat.shape)
     if flat.shape[0] == 0:
         return np.zeros(scores.shape[:-1])
-    return np.asarray(_average_precisions(flat, labels), np.float64).reshape(scores.shape[:-1])
+    return np.asarray(_BY_RUN[name](flat, labels), np.float64).reshape(scores.shape[:-1])
 
 
 def auc_numpy(scores, y) -> float:

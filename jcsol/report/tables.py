@@ -27,6 +27,7 @@ TITLES = {
     "f1": "F1 (%)",
     "alerts_per_catch": "alerts/catch",
     "average_precision": "AP (%)",
+    "roc_auc": "ROC AUC (%)",
 }
 FORMATS = ("text", "markdown", "latex")
 
