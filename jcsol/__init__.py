@@ -48,6 +48,7 @@ from .engine import ChunkDone, run
 from .features import TableEncoder
 from .grids import decades, grid, paired
 from .live import Live
+from .model import Model, ModelFileError, load
 from .objective import Cost, Sum
 from .paths import Kernel, Scan
 from .report import table
@@ -108,6 +109,9 @@ __all__ = [
     "TableEncoder",
     "Live",
     "live",
+    "Model",
+    "ModelFileError",
+    "load",
     "datasets",
     "metrics",
     "use_cpu_cores",

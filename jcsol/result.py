@@ -16,8 +16,9 @@ import numpy as np
 
 from . import metrics
 from .metrics import FN, FP, TN, TP
+from .model import Model, scores_by_run
 from .objective import Cost
-from .scoring import per_run, run_scores, scoring_rows
+from .scoring import per_run, scoring_rows
 
 
 class Best(NamedTuple):
@@ -27,13 +28,25 @@ class Best(NamedTuple):
     index: tuple[int, ...]  # type: ignore[assignment]  # its index in the grid (shadows tuple.index)
     result: Result  # the runs at that point (grid shape ``()``)
 
+    def model(self, run: int = 0, *, data: str | None = None, measure: str | None = None) -> Model:
+        """The selected configuration's model: permutation ``run``'s final state (:meth:`Result.model`)."""
+        model = self.result.model(run=run, data=data, measure=measure)
+        return model.replace(provenance={**model.provenance, "index": list(self.index)})
 
-def _scalar_at(obj, grid_shape: tuple[int, ...], index: tuple[int, ...]):
+
+def _run_of(a, grid_shape: tuple[int, ...], run: int) -> np.ndarray:
+    """Run ``run``'s entry of ``a``, whose leading axes are ``grid_shape + (P,)``, as a NumPy array."""
+    return np.asarray(a[(slice(None),) * len(grid_shape) + (run,)])
+
+
+def scalar_at(obj, grid_shape: tuple[int, ...], index: tuple[int, ...]):
+    """``obj`` (a learner or objective of a grid of ``grid_shape``) with each hyperparameter its value at the point
+    ``index``, a float."""
     leaves, treedef = jax.tree.flatten(obj)
     return jax.tree.unflatten(treedef, [float(np.broadcast_to(np.asarray(l), grid_shape)[index]) for l in leaves])
 
 
-def _grid_index(index: Any, grid_shape: tuple[int, ...]) -> tuple[int, ...]:
+def grid_index(index: Any, grid_shape: tuple[int, ...]) -> tuple[int, ...]:
     """``index`` (flat, or one integer per axis; negative from the end) as a tuple of non-negative integers
     addressing one point of ``grid_shape``, or an ``IndexError`` naming it."""
     integer = lambda i: isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
@@ -224,12 +237,12 @@ class Result:
         ``index``: the point's flat index in ``[-n, n)`` for a grid of ``n`` points (negative from the end, as
         Python counts), or a tuple of one integer per axis, each in ``[-size, size)``; ``()`` for a grid of shape
         ``()``. Anything else (a float, a bool, an index out of range) is an ``IndexError`` naming it."""
-        index = _grid_index(index, self.grid_shape)
+        index = grid_index(index, self.grid_shape)
         take = lambda a: None if a is None else a[index]
         return dataclasses.replace(
             self,
-            learner=_scalar_at(self.learner, self.grid_shape, index),
-            objective=_scalar_at(self.objective, self.grid_shape, index),
+            learner=scalar_at(self.learner, self.grid_shape, index),
+            objective=scalar_at(self.objective, self.grid_shape, index),
             grid_shape=(),
             counts=self.counts[index],
             curve=take(self.curve),
@@ -256,6 +269,49 @@ class Result:
         return Best({k: float(v[index]) for k, v in self.params.items()}, index, self.at(index))
 
     # -- models -----------------------------------------------------------------------------------------
+    def model(self, index: Any = None, *, run: int = 0, data: str | None = None, measure: str | None = None) -> Model:
+        """The model to deploy: permutation ``run``'s final state at the grid point ``index`` (as :meth:`at` takes
+        it), or of the whole grid (``None``), as a :class:`jcsol.Model`.
+
+        The model holds that run's final states, its online statistics (:attr:`scaler`) taken the same way,
+        :attr:`n_features`, the states' dtype, and as its history that run's recorded scores (:attr:`scores`) in
+        round order when the result recorded them. Its scores of new rows are :meth:`score`'s for that run, bit
+        for bit. A run over random permutations learnt the rows in its own order; ``perms="stream"`` runs learnt
+        the stream in its own order, once — the model to deploy on the stream that follows. ``data`` and
+        ``measure`` (the data's name, the measure the configuration was selected by) go into its provenance
+        beside the rows learnt and their order."""
+        if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or not -self.n_perms <= run < self.n_perms:
+            raise IndexError(f"run {run!r} is none of this result's {self.n_perms} permutation(s) [0, {self.n_perms})")
+        run = int(run) % self.n_perms
+        if self.n_features is None:
+            raise ValueError("this result does not record the dimension of its rows (n_features)")
+        point = self if index is None else self.at(index)
+        where = None if index is None else list(grid_index(index, self.grid_shape))
+        take = lambda tree: jax.tree.map(lambda a: _run_of(a, point.grid_shape, run), tree)
+        states = take(point.states)
+        order = np.asarray(self.orders[run])
+        in_order = bool(np.array_equal(order, np.arange(len(order))))
+        provenance = {
+            "rows": int(len(order)),
+            "order": "the stream's own" if in_order else f"permutation {run} of {self.n_perms}",
+            "run": run,
+            "index": where,
+            "measure": measure,
+            "data": data,
+        }
+        history = None if point.scores is None else _run_of(np.asarray(point.scores), point.grid_shape, run)
+        return Model(
+            learner=point.learner,
+            objective=point.objective,
+            grid_shape=point.grid_shape,
+            states=states,
+            scaler=None if point.scaler is None else take(point.scaler),
+            n_features=int(self.n_features),
+            dtype=next(l.dtype for l in jax.tree.leaves(states) if np.issubdtype(l.dtype, np.floating)),
+            history=history,
+            provenance=provenance,
+        )
+
     def score(self, X) -> np.ndarray:
         """Scores of held-out rows ``X`` ``(n, d)`` under every run's final model: ``grid_shape + (P, n)``.
 
@@ -263,7 +319,9 @@ class Result:
         SciPy sparse matrix; no NaN or infinite value, none beyond the states' dtype) and must have the
         dimension the runs learnt from. Sparse rows scored by a linear model cost O(nnz) per run, never a dense
         copy of the rows (:func:`jcsol.scoring.grid_scores`: the same sums as a dense row's, in another order).
-        Runs that scaled their rows (:attr:`scaler`) score each row scaled by their final statistics."""
+        Runs that scaled their rows (:attr:`scaler`) score each row scaled by their final statistics. Each run is
+        scored by a call of its own (:func:`jcsol.model.scores_by_run`), so that a run's scores are the same bits
+        whatever the number of runs, and those of its :meth:`model`."""
         dtype = jax.tree.leaves(self.states)[0].dtype
         rows, d = scoring_rows(X, dtype, self.n_features)
         n = len(rows[1] if isinstance(rows, tuple) else rows)
@@ -272,5 +330,5 @@ class Result:
             return jax.tree.map(lambda a: a.reshape((self.n_runs,) + a.shape[len(self.grid_shape) + 1 :]), tree)
 
         learner = per_run(self.learner, self.grid_shape, self.n_perms)
-        scores = np.asarray(run_scores(runs(self.states), learner, rows, d, runs(self.scaler)))
-        return np.ascontiguousarray(scores.T).reshape(self.grid_shape + (self.n_perms, n))
+        scores = scores_by_run(runs(self.states), learner, rows, d, runs(self.scaler))
+        return scores.reshape(self.grid_shape + (self.n_perms, n))

@@ -9,22 +9,30 @@ statistics (``encoder/<name>``) — under one SHA-256 of every field and array
 refused. Over several processes each process writes its share (:func:`jcsol.checkpoint.share_path`), which also
 records the process layout and the save's generation, and a load continues from the latest generation every
 process holds (:func:`jcsol.checkpoint.agreed_generation`, the checkpoints' agreement).
+
+The learner and objective are described by :func:`describe` (class, static options as ``repr`` text, values) and
+rebuilt from that description by :func:`undescribe` (a class of jcsol only, options that are Python literals), so
+that a file loads without being told what it holds; :class:`jcsol.Model`'s files describe theirs the same way.
 """
 
 from __future__ import annotations
 
+import ast
+import enum
 import importlib
 import json
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import jax
 import numpy as np
 
-from ..base import Learner
+from ..base import Configurable, Learner, with_pairing
 from ..checkpoint import PREVIOUS, agreed_generation, file_digest, other_process_counts, share_path
 from ..distributed import Spread, global_devices
 from ..files import ARCHIVE_ERRORS, atomic_write
+from ..grids import check_grid
 from ..objective import Objective
 from ..watchdog import resolve_timeout
 
@@ -35,6 +43,18 @@ FORMAT = 4  # 2: the events learnt are saved as a count of their own, the board 
 
 class LiveFileError(RuntimeError):
     """A saved live learner that cannot be loaded: unreadable, corrupted, of another format or learner."""
+
+
+class FromFile(enum.Enum):
+    """The default of :meth:`jcsol.Live.load`'s ``learner``: rebuilt from the file (:func:`undescribe`)."""
+
+    FROM_FILE = "from the file"
+
+    def __repr__(self) -> str:
+        return "<from the file>"
+
+
+FROM_FILE = FromFile.FROM_FILE
 
 
 def description(live) -> dict:
@@ -72,6 +92,101 @@ def describe(obj) -> dict | list:
     return json.loads(json.dumps(desc))
 
 
+def undescribe(desc: Any, path: str, what: str, error: type[Exception] = LiveFileError) -> Any:
+    """The learner (a list of them: the list) or objective that :func:`describe` described as ``desc``, rebuilt:
+    its class imported (a class of jcsol only: ``jcsol.…``, a :class:`jcsol.Learner` or
+    :class:`jcsol.objective.Objective` as ``what`` says), its options read from their ``repr`` text by
+    :func:`ast.literal_eval`, its values as numbers or float64 arrays (a grid), fields of one grid axis paired
+    again (:func:`jcsol.paired`: a description does not hold the pairing, which the grid's check needs), and its
+    own description checked to be ``desc``. Anything else is ``error``, naming ``path`` and why: a class outside
+    jcsol or an option that is no literal cannot be rebuilt from text — give the ``what`` it was saved with."""
+    if isinstance(desc, list) and what == "learner":
+        return [undescribe(each, path, what, error) for each in desc]
+    remedy = f"give the {what} it was saved with (load(path, {what}=...))"
+    if (
+        not isinstance(desc, dict)
+        or set(desc) != {"class", "options", "hyperparameters"}
+        or not isinstance(desc["class"], str)
+        or not isinstance(desc["options"], dict)
+        or not isinstance(desc["hyperparameters"], dict)
+    ):
+        raise error(f"{path} does not describe its {what} as jcsol does ({desc!r})")
+    cls = _class_of(desc["class"], path, what, remedy, error)
+    base = Learner if what == "learner" else Objective
+    if not (isinstance(cls, type) and issubclass(cls, base) and issubclass(cls, Configurable)):
+        raise error(f"{path} names {desc['class']} as its {what}, which is no jcsol {what} class")
+    fields: dict[str, Any] = {}
+    for name, text in desc["options"].items():
+        try:
+            if not isinstance(text, str):
+                raise ValueError(f"{text!r} is no text")
+            fields[name] = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise error(
+                f"{path}: the {what}'s option {name}={text!r} is not a Python literal, so the {what} cannot be "
+                f"rebuilt from the file: {remedy}"
+            ) from None
+    try:
+        for name, value in desc["hyperparameters"].items():
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            fields[name] = float(value) if number else np.asarray(value, np.float64)
+        obj = cls(**fields)
+    except (TypeError, ValueError) as err:
+        raise error(f"{path}: its {what} {desc['class']} cannot be rebuilt from the file ({err}): {remedy}") from None
+    if what == "learner":
+        obj = _paired_again(obj)
+    if describe(obj) != desc:
+        raise error(f"{path}: its {what} rebuilt from the file describes itself otherwise ({describe(obj)}): {remedy}")
+    return obj
+
+
+def _class_of(name: str, path: str, what: str, remedy: str, error: type[Exception]) -> Any:
+    """The class named ``module.QualName`` (a class of jcsol only)."""
+    parts = name.split(".")
+    if parts[0] != "jcsol" or len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        raise error(
+            f"{path} holds a {what} of class {name}, outside jcsol, which cannot be rebuilt from a file: {remedy}"
+        )
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attribute in parts[cut:]:
+                obj = getattr(obj, attribute)
+        except AttributeError:
+            break
+        return obj
+    raise error(f"{path} names {name} as its {what}, which this jcsol does not have: {remedy}")
+
+
+def _paired_again(learner):
+    """``learner`` with the fields that vary along one grid axis recorded as paired (:func:`jcsol.paired`), as
+    they were when it was saved: a learner with such fields passed :func:`jcsol.grids.check_grid` only paired."""
+    try:
+        check_grid(learner)
+        return learner
+    except ValueError:
+        pass
+    arrays = {k: np.asarray(v, np.float64) for k, v in learner.hyperparameters().items() if np.ndim(v)}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    axes: dict[int, list[str]] = {}
+    for name, a in arrays.items():
+        padded = a.reshape((1,) * (len(shape) - a.ndim) + a.shape)
+        for axis in range(len(shape)):
+            if padded.shape[axis] > 1 and np.ptp(padded, axis=axis).any():
+                axes.setdefault(axis, []).append(name)
+    groups: list[set[str]] = []
+    for names in axes.values():
+        joined = set(names).union(*(g for g in groups if g & set(names)))
+        groups = [g for g in groups if not g & set(names)] + [joined]
+    for group in groups:
+        if len(group) > 1:
+            learner = with_pairing(learner, group)
+    return learner
+
+
 def contents(carry: list[np.ndarray], board, store: dict, events: int, encoder) -> dict[str, np.ndarray]:
     """The arrays of a file: the carry's leaves (as the backend saves them), the board's, the pending events'
     (:meth:`jcsol.live.store.PendingStore.arrays`), the events learnt and the encoder's statistics."""
@@ -102,9 +217,10 @@ def write(path: str, meta: dict, arrays: dict[str, np.ndarray], spread: Spread |
         spread.agree([generation], f"saving the live learner to {path}")
 
 
-def read(path: str, learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
+def read(path: str, learner, objective: Objective | None) -> tuple[dict, dict[str, np.ndarray]]:
     """``(meta, arrays)`` of the live learner saved at ``path`` for this process: the file, or over several
-    processes this process's share of the latest save every process holds a share of."""
+    processes this process's share of the latest save every process holds a share of; checked against
+    ``learner`` and ``objective`` where given (``None``: to be rebuilt from the file, :func:`undescribe`)."""
     n_processes = jax.process_count()
     if n_processes > 1:
         return _agreed_share(path, learner, objective)
@@ -177,9 +293,9 @@ def restored(template, arrays: Mapping[str, np.ndarray], prefix: str, path: str,
     return jax.device_put(tree) if place else tree
 
 
-def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
+def _read(path: str, learner, objective: Objective | None) -> tuple[dict, dict[str, np.ndarray]]:
     """``(meta, arrays)`` of a saved live learner, checked: readable, of this format, intact, of this learner
-    and objective."""
+    and objective (each where given)."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(archive["meta"].tobytes().decode())
@@ -195,9 +311,12 @@ def _read(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict
         )
     if meta.get("digest") != file_digest(meta, arrays):
         raise LiveFileError(f"{path} is corrupted: its fields and arrays do not match their SHA-256")
-    for what, mine in (("learner", describe(learner)), ("objective", describe(objective))):
-        if meta[what] != mine:
-            raise LiveFileError(f"{path} holds another {what}: saved {meta[what]}, given {mine}")
+    for what, given in (("learner", learner), ("objective", objective)):
+        if given is None:
+            continue
+        mine = describe(given)
+        if meta.get(what) != mine:
+            raise LiveFileError(f"{path} holds another {what}: saved {meta.get(what)}, given {mine}")
     return meta, arrays
 
 
@@ -211,7 +330,7 @@ def _refuse_other_process_counts(path: str, n_processes: int) -> None:
         )
 
 
-def _agreed_share(path: str, learner: Learner, objective: Objective) -> tuple[dict, dict[str, np.ndarray]]:
+def _agreed_share(path: str, learner, objective: Objective | None) -> tuple[dict, dict[str, np.ndarray]]:
     """This process's share of the latest save that every process holds a share of; every process refuses
     when one of them cannot read its share, so that none goes on alone (:func:`jcsol.checkpoint.agreed_generation`)."""
     devices = global_devices()
