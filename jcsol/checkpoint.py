@@ -138,7 +138,7 @@ def _check_run(path: str, meta: dict, fingerprint: str, n_chunks: int) -> int:
     if meta.get("fingerprint") != fingerprint or meta.get("n_chunks") != n_chunks:
         raise CheckpointError(
             f"checkpoint {path} was written by a different run (the learner, objective, data, costs, permutations, "
-            "key, dtype, curve points or chunk size differ); use another path or delete it"
+            "key, dtype, curve points, chunk size, scaling or delay differ); use another path or delete it"
         )
     done = meta.get("chunks_done")
     if isinstance(done, bool) or not isinstance(done, int) or not 1 <= done <= n_chunks:

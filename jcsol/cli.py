@@ -16,6 +16,24 @@ of the scan, the rounds seen and the running measure of the leading grid point (
 counts), and after the table each learner's progressive measure at ten rounds, from the run's curve; where stderr
 is no terminal, random orders print the same lines instead of a progress bar.
 
+Rows under 10% positive (:data:`IMBALANCED`) are imbalanced: the table then shows the ranking measures (ROC AUC,
+average precision, precision in the top 1%) and the hyperparameters are selected by average precision
+(``--select`` chooses another measure). ``--budget 1%`` counts the alerts of an online budget (a row alerts when its
+score is in the top 1% of the scores before it) and ``--threshold T`` those of scores ``>= T``, in place of the sign
+rule; ``--delay D`` makes the labels come late (``D`` rows, or with ``--time-column`` a duration after each row's
+time), each row scored by the model that knows only the labels come by then (:func:`jcsol.run`'s ``delay``)::
+
+    jcsol run --data payments.csv --label fraud --positive yes --drop payment_id --datetime ts --order file \
+        --delay 7d --time-column ts --budget 1%
+
+``jcsol run ... --save model.npz`` then learns, on every row in the file's order, the selected configuration of the
+learner whose selected configuration has the best mean of the selecting measure (with ``--all``, one learner's
+whole grid), and saves it as a :class:`jcsol.Model` with the table encoder or the LIBSVM rows' preparation;
+``jcsol score`` scores new rows with it and writes them as CSV, an id column carried through::
+
+    jcsol run --data payments.csv --label fraud --positive yes --drop payment_id --datetime ts --save model.npz
+    jcsol score --model model.npz --data new.csv --out scores.csv --id payment_id --budget 1%
+
 ``jcsol reproduce TABLE`` runs one of the papers' tables (``acog-table2``, ``acog-table3``, ``arcsogd-table4``,
 ``csogd-table2``: :data:`jcsol.papers.TABLES`) on the data it finds and prints the paper's value beside jcsol's::
 
@@ -50,6 +68,12 @@ if TYPE_CHECKING:
 DEFAULT_LEARNERS = ["ACOG-II", "COG-II", "ACOG-I", "COG-I"]
 #: A table's hashed features are 2**bits wide (2**18 by default): ACOG's full d × d covariance would not fit.
 DEFAULT_TABLE_LEARNERS = ["ACOG-II-diag", "COG-II", "ACOG-I-diag", "COG-I"]
+#: Rows with fewer positives than this share are imbalanced: the table then shows the ranking measures and the
+#: hyperparameters are selected by average precision (benchmarks/selection_measure.py, docs/choosing.md).
+IMBALANCED = 0.10
+#: The table's columns for imbalanced rows, with and without an alert rule (--budget, --threshold).
+IMBALANCED_MEASURES = ("roc_auc", "average_precision", "precision_at_1%", "alerts_per_catch")
+ALERT_MEASURES = ("roc_auc", "average_precision", "precision", "sensitivity", "alerts_per_catch")
 #: The points of ``--plot``'s online curves without ``--curve-points``.
 DEFAULT_CURVE_POINTS = 200
 
@@ -160,7 +184,9 @@ def _run_inputs(args: argparse.Namespace) -> list[Path]:
 def _run_outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """The files ``jcsol run`` writes, each with its option as written: ``--plot STEM`` writes ``STEM.png`` and
     ``STEM.svg`` (a ``.png`` or ``.svg`` suffix of the stem left out, as :func:`jcsol.plots.save` names them)."""
-    outputs = [(f"--{option} {path}", Path(path)) for option in ("csv", "json") if (path := getattr(args, option))]
+    outputs = [
+        (f"--{option} {path}", Path(path)) for option in ("csv", "json", "save") if (path := getattr(args, option))
+    ]
     if args.plot:
         stem = Path(args.plot)
         stem = stem.with_suffix("") if stem.suffix.lower() in (".png", ".svg") else stem
@@ -197,6 +223,103 @@ def _column_list(text: str) -> list[str]:
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
     return names
+
+
+def _share(text: str) -> float:
+    """``--budget``: a share of rows in (0, 1), as a percentage (``1%``) or a fraction (``0.01``)."""
+    from fractions import Fraction
+
+    written = text.strip()
+    percent = written.endswith("%")
+    try:  # the decimal as written: 1.1% is 0.011, not 1.1 / 100 = 0.011000000000000001
+        value = float(Fraction(written[:-1].strip() if percent else written) / (100 if percent else 1))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a share of rows such as 1% or 0.01, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a share of rows in (0, 1) (0% to 100%, both excluded), got {text}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite, got {text}")
+    return value
+
+
+def _measure(text: str) -> str:
+    """``--select``: one measure name, checked by :func:`jcsol.metrics.check_measure`."""
+    from .metrics import check_measure
+
+    try:
+        return check_measure(text.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _duration(text: str):
+    """``--delay`` with ``--time-column``: ``7d``, ``12h``, ``30m``, ``45s``, ``2w`` or a number of seconds, as a
+    ``numpy.timedelta64`` of nanoseconds."""
+    import re
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([wdhms]?)\s*", text)
+    if found is None:
+        raise UsageError(
+            f"--delay {text}: with --time-column, a duration such as 7d, 12h, 30m, 45s or a number of seconds"
+        )
+    seconds = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1, "": 1}[found.group(2)]
+    return np.timedelta64(round(float(found.group(1)) * seconds * 10**9), "ns")
+
+
+def _delay_of(args: argparse.Namespace):
+    """``--delay``: ``None``, a number of rows, or with ``--time-column`` a duration; refused before any data is
+    read."""
+    if args.delay is None:
+        if args.time_column is not None:
+            raise UsageError("--time-column gives the rows' times for --delay: give --delay DURATION too")
+        return None
+    if args.time_column is None:
+        try:
+            rows = int(args.delay)
+        except ValueError:
+            raise UsageError(
+                f"--delay {args.delay}: a number of rows (an integer >= 0), or a duration with --time-column COLUMN"
+            ) from None
+        if rows < 0:
+            raise UsageError(f"--delay must be >= 0 rows, got {rows}")
+        return rows
+    if not _is_table(args.data):
+        raise UsageError(f"--time-column is a column of a table; --data {args.data} is not one")
+    if args.order != "file":
+        raise UsageError(
+            "--time-column: a label known at its row's time plus the delay needs the rows in time order: give "
+            "--order file"
+        )
+    return _duration(args.delay)
+
+
+def _times(table, column: str) -> np.ndarray:
+    """A table's column of times as ``datetime64[ns]`` (UTC where the values carry offsets), refusing missing or
+    unreadable values by name."""
+    import pandas as pd
+
+    names = list(table.columns) if isinstance(table, pd.DataFrame) else list(table.column_names)
+    if column not in names:
+        raise UsageError(f"--time-column {column}: not a column of the table, whose columns are {names}")
+    values = table[column] if isinstance(table, pd.DataFrame) else table.column(column).to_pandas()
+    try:
+        parsed = pd.to_datetime(values, format="ISO8601", utc=True)
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"--time-column {column}: not ISO 8601 times or datetimes ({err})") from None
+    if parsed.isna().any():
+        raise UsageError(
+            f"--time-column {column}: {int(parsed.isna().sum())} missing time(s), the first at row "
+            f"{int(np.argmax(parsed.isna().to_numpy()))}"
+        )
+    return parsed.dt.tz_localize(None).to_numpy("datetime64[ns]")
 
 
 def _measure_list(text: str) -> list[str]:
@@ -304,6 +427,40 @@ def _parser() -> argparse.ArgumentParser:
         "centred and scaled, sparse rows scaled; default: the rows as given)",
     )
     run.add_argument(
+        "--delay",
+        metavar="D",
+        help="labels that come late: each row is scored by the model that has learnt only the labels known when it "
+        "arrives, a row's label known D rows after it (river's rule: 0 and 1 are the usual protocol), or with "
+        "--time-column a duration after its time (7d, 12h, 30m, 45s; a number: seconds)",
+    )
+    run.add_argument(
+        "--time-column",
+        metavar="COLUMN",
+        help="a table's column of the rows' times (ISO 8601 text or datetimes) for --delay DURATION; needs "
+        "--order file, the rows in time order",
+    )
+    alert = run.add_mutually_exclusive_group()
+    alert.add_argument(
+        "--budget",
+        type=_share,
+        metavar="SHARE",
+        help="count the alerts of an online budget instead of the sign rule: a row alerts when its score is in the "
+        "top SHARE (1%% or 0.01) of the scores before it (jcsol.alerts.budget_alerts); --save keeps it",
+    )
+    alert.add_argument(
+        "--threshold",
+        type=_finite,
+        metavar="T",
+        help="count the alerts of rows whose score is >= T instead of >= 0; --save keeps it",
+    )
+    run.add_argument(
+        "--select",
+        type=_measure,
+        metavar="MEASURE",
+        help="the measure hyperparameters are selected by (default: the objective's, or average_precision where "
+        f"under {IMBALANCED * 100:.0f}%% of the rows are positive)",
+    )
+    run.add_argument(
         "--alpha-p", type=float, help="weight of sensitivity for --objective sum (default 0.5; refused with cost)"
     )
     run.add_argument(
@@ -339,6 +496,44 @@ def _parser() -> argparse.ArgumentParser:
         help="write the online curves of the selected runs to PATH_STEM.png and PATH_STEM.svg",
     )
     run.add_argument("--curve-points", type=_positive_int, help="points of the online curves for --plot (default 200)")
+    run.add_argument(
+        "--save",
+        metavar="PATH",
+        help="after the table, learn the selected configuration of the learner whose selected configuration has the "
+        "best mean of the selecting measure (with --all, one learner's whole grid) on every row in the file's "
+        "order, and save it as a model (jcsol.Model) with the table's encoder or the rows' preparation, for "
+        "jcsol score",
+    )
+
+    score = commands.add_parser(
+        "score", help="score rows with a saved model (jcsol run --save) and write them, with their alerts, as CSV"
+    )
+    score.add_argument("--model", required=True, metavar="PATH", help="a model file (jcsol run --save, Model.save)")
+    score.add_argument(
+        "--data",
+        required=True,
+        metavar="FILE",
+        help="the rows: a table (.csv, .csv.gz, .parquet) for a model with a table encoder (a label column, if "
+        "present, is ignored), else a LIBSVM file, prepared as the model's rows were",
+    )
+    score.add_argument("--out", required=True, metavar="PATH", help="the CSV written: id(s), score, alert (0/1)")
+    score.add_argument(
+        "--id",
+        type=_column_list,
+        metavar="COL[,COL...]",
+        help="a table's column(s) carried into the CSV beside each row's score (default: a column row numbering "
+        "the rows from 0)",
+    )
+    rule = score.add_mutually_exclusive_group()
+    rule.add_argument("--threshold", type=_finite, metavar="T", help="alert on rows whose score is >= T")
+    rule.add_argument(
+        "--budget",
+        type=_share,
+        metavar="SHARE",
+        help="alert on this share of the rows (1%% or 0.01), by the online budget's running quantile of the "
+        "scores, starting from those the model gave while it learnt (default: the model's own rule, its "
+        "threshold 0 unless it was saved with a budget)",
+    )
 
     listing = commands.add_parser(
         "learners", help="list the registered learners: hyperparameters and defaults, options, paths, paper"
@@ -435,6 +630,13 @@ def _run(args: argparse.Namespace) -> str:
                 for text, value in zip(_value_texts(spec, values), values):
                     _check_in_float32(learner, axis, value, f"--grid {spec}: {axis}={text}")
         learners[name] = (learner, usable)
+    if args.save:
+        _check_output("--save", args.save)
+        if args.all and len(learners) > 1:
+            raise UsageError(
+                f"--save with --all saves one learner's whole grid, and this run has {len(learners)} learners "
+                f"({', '.join(learners)}): give one --learner, or leave out --all to save the best selected one"
+            )
     unused = sorted(set(axes) - {k for _, usable in learners.values() for k in usable})
     if unused and args.grid:
         raise UsageError(
@@ -443,8 +645,15 @@ def _run(args: argparse.Namespace) -> str:
             + ")"
         )
 
+    delay = _delay_of(args)
+    alerting = args.budget is not None or args.threshold is not None
     _use_cores()
-    X, y = _load_data(args)
+    X, y, encoder, times = _load_data(args)
+    imbalanced = float(np.mean(np.asarray(y) > 0)) < IMBALANCED
+    select = args.select or ("average_precision" if imbalanced else args.objective)
+    if args.measures is None and imbalanced:
+        args.measures = [args.objective, *(ALERT_MEASURES if alerting else IMBALANCED_MEASURES)]
+    late = {} if delay is None else {"delay": delay, "times": times}
     if args.objective == "sum" and args.rho == "offline" and len(np.unique(np.asarray(y) > 0)) < 2:
         which = "negative" if np.all(np.asarray(y) > 0) else "positive"
         raise UsageError(
@@ -460,7 +669,7 @@ def _run(args: argparse.Namespace) -> str:
     curve_points = min(plot_points if args.plot else PROGRESS_POINTS if file_order else 0, len(y))
     perms = "stream" if file_order else args.perms  # the file's order: one run per grid point
     weight = args.alpha_p if args.objective == "sum" else args.c_p  # the measure's weight (α_p or c_p)
-    record_scores = any(metrics.of_scores(m) for m in args.measures or ())
+    record_scores = alerting or metrics.of_scores(select) or any(metrics.of_scores(m) for m in args.measures or ())
     rows: dict[str, Result] = {}
     chosen: dict[str, dict[str, float]] = {}
     stream = jcsol.Stream(X, y)  # checked and placed once for every learner's calls
@@ -477,15 +686,16 @@ def _run(args: argparse.Namespace) -> str:
                 curve_points=curve_points,
                 record_scores=record_scores,
                 scale=args.scale,
+                **late,
             )
-            rows[name], chosen[name] = res, {}
+            rows[name], chosen[name] = _alerted(res, args), {}
             _done(name, res, started)
             continue
         sel = select_and_rerun(
             learner,
             stream,
             grid=usable,
-            measure=args.objective,
+            measure=select,
             perms=perms,
             **_order_options(name, len(y), file_order, args.objective, weight),
             objective=objective,
@@ -494,8 +704,9 @@ def _run(args: argparse.Namespace) -> str:
             curve_points=curve_points,
             record_scores=record_scores,
             scale=args.scale,
+            **late,
         )
-        rows[name], chosen[name] = sel.result, sel.chosen
+        rows[name], chosen[name] = _alerted(sel.result, args), sel.chosen
         _done(name, sel.result, started)
     n_pos = int((y > 0).sum())
     ratio = (len(y) - n_pos) / max(n_pos, 1)
@@ -505,13 +716,22 @@ def _run(args: argparse.Namespace) -> str:
         + f"; objective {args.objective}"
         + ("; a constant feature 1 appended to every row (--bias)" if args.bias else "")
         + ("; each feature standardised online (--scale online)" if args.scale else "")
-        + ("" if args.all else f"; hyperparameters selected by mean {args.objective}")
+        + (
+            ""
+            if delay is None
+            else f"; labels learnt {args.delay} {'after' if times is not None else 'rows after'} their rows (--delay)"
+        )
+        + (f"; alerts: the top {args.budget:.4g} of the scores so far (--budget)" if args.budget else "")
+        + (f"; alerts: scores >= {args.threshold:g} (--threshold)" if args.threshold is not None else "")
+        + ("" if args.all else f"; hyperparameters selected by mean {select}")
         + ("; reported runs re-run on fresh permutations" if args.rerun and not args.all else "")
     )
     out = [head, jcsol.table(rows, measures=args.measures, fmt=args.format)]
     if file_order:
         out.append(_progressive(rows, args.objective))
     measures = metrics.MEASURES + tuple(m for m in args.measures or () if m not in metrics.MEASURES)
+    if alerting:  # the alerts' counts have no example costs: the example costs are the learners' sign rule's
+        measures = tuple(m for m in measures if m != "example_cost")
     runs = report.records(rows, measures)
     if args.csv:
         report.write_csv(runs, args.csv)
@@ -556,7 +776,199 @@ def _run(args: argparse.Namespace) -> str:
         )
         png, svg = plots.save(fig, args.plot)
         out.append(f"wrote {png} and {svg}")
+    if args.save:
+        out.append(_save_model(args, rows, stream, objective, encoder, select))
     return "\n".join(out)
+
+
+def _alerted(res, args: argparse.Namespace):
+    """The runs counted by the alerts of ``--budget`` or ``--threshold`` (:func:`jcsol.alerts.alerted`), or as they
+    are."""
+    from . import alerts
+
+    if args.budget is not None:
+        return alerts.alerted(res, budget=args.budget)
+    if args.threshold is not None:
+        return alerts.alerted(res, threshold=args.threshold)
+    return res
+
+
+def _save_model(args: argparse.Namespace, rows: dict, stream, objective, encoder, select: str) -> str:
+    """``--save``: the selected configuration of the learner whose selected configuration has the best mean of
+    the selecting measure (``select``) in the table (with ``--all``, the one learner's whole grid), learnt on every
+    row in the file's order (``perms="stream"``, its scores recorded for the budget's history), saved as a model
+    with the table's encoder or the LIBSVM rows' preparation; the line saying so."""
+    import jcsol
+
+    from . import metrics
+
+    names = list(rows)
+    means = [float(np.mean(rows[name].measure(select))) for name in names]
+    name = names[0] if len(names) == 1 else names[metrics.best_index(means, select)]
+    chosen = rows[name]
+    trained = jcsol.run(
+        chosen.learner,  # the selected configuration (with --all: the grid)
+        stream,
+        perms="stream",
+        objective=objective,
+        key=args.key,
+        record_scores=True,
+        scale=args.scale,
+        progress=False,
+    )
+    model = trained.model(data=args.data, measure=None if args.all else select)
+    prepared = None if encoder is not None else {"normalize": not args.no_normalize, "bias": args.bias}
+    alert = {"budget": args.budget} if args.budget is not None else {}
+    alert |= {"threshold": args.threshold} if args.threshold is not None else {}
+    model = model.replace(encoder=encoder, rows=prepared, **alert)
+    model.save(args.save)
+    if model.grid_shape:
+        values = f"its whole grid of {model.n_configurations} configurations"
+    else:
+        values = ", ".join(f"{k}={float(v):g}" for k, v in chosen.learner.hyperparameters().items()) or "no values"
+    best = "" if len(names) == 1 else f", the best mean {select} of the table,"
+    return (
+        f"saved {name} ({values}){best} learnt on all {len(trained.orders[0]):,} rows in the file's order, to "
+        f"{args.save}"
+    )
+
+
+def _score(args: argparse.Namespace) -> str:
+    """``jcsol score``: a saved model's scores and alerts of every row of ``--data``, written as CSV."""
+    import jcsol
+
+    from .live import Live, LiveFileError
+    from .model import ModelFileError
+
+    _check_output("--out", args.out)
+    _refuse_clobbering(
+        [(f"--out {args.out}", Path(args.out))],
+        [(f"--model {args.model}", Path(args.model)), (f"--data {args.data}", Path(args.data))],
+    )
+    for option, path in (("--model", args.model), ("--data", args.data)):
+        if not os.path.isfile(path):
+            raise UsageError(f"{option} {path}: no such file")
+    if args.id and len(set(args.id)) < len(args.id):
+        raise UsageError(f"--id {','.join(args.id)} names a column twice")
+    taken = {"row"} if not args.id else set(args.id)
+    for own in ("score", "alert"):
+        if own in taken:
+            raise UsageError(f"--id {own}: the CSV has a {own} column of its own; carry another column")
+    try:
+        model = jcsol.load(args.model)
+    except (ModelFileError, LiveFileError) as err:
+        raise UsageError(f"--model: {err}") from None
+    if isinstance(model, Live):
+        raise UsageError(
+            f"--model {args.model} is a live learner's file (jcsol.Live.save), not a model: score its rows with "
+            "jcsol.Live.load(path).predict(rows), or save a model (jcsol run --save, Result.model(...).save)"
+        )
+    if _is_table(args.data):
+        if model.encoder is None:
+            raise UsageError(
+                f"--data {args.data} is a table, and the model learnt plain rows, without a table encoder: give "
+                "rows of its kind (a LIBSVM file)"
+            )
+        from .features import read_table
+
+        table = read_table(args.data)
+        ids = {column: _column_values(table, column, args.data) for column in args.id or ()}
+        X = table
+    else:
+        if model.encoder is not None:
+            raise UsageError(
+                f"--data {args.data} is not a table ({', '.join(TABLE_SUFFIXES)}), and the model encodes tables "
+                f"(its encoder's columns: {', '.join(model.encoder.columns)}): give a table"
+            )
+        if args.id:
+            raise UsageError("--id names a table's columns; a LIBSVM file's rows are numbered (the row column)")
+        if model.rows is None:
+            raise UsageError(
+                f"--model {args.model} does not say how its rows were prepared (a model made from arrays, not by "
+                "jcsol run --save): score its rows with jcsol.load(path).scores(X)"
+            )
+        X, ids = _libsvm_rows(args.data, model), {}
+    scores = model.scores(X)
+    n = scores.shape[-1]
+    configurations = [()] if not model.grid_shape else list(np.ndindex(*model.grid_shape))
+    columns: dict[str, list[str]] = dict(ids) if ids else {"row": [str(i) for i in range(n)]}
+    counts = []
+    for index in configurations:
+        one = model.at(index) if model.grid_shape else model
+        alerts = one.alerts_of(scores[index], threshold=args.threshold, budget=args.budget)
+        tag = "" if not model.grid_shape else f"[{_configuration(model, index)}]"
+        columns[f"score{tag}"] = [repr(float(v)) for v in scores[index]]  # every digit: read back exactly
+        columns[f"alert{tag}"] = ["1" if a else "0" for a in alerts]
+        counts.append(int(alerts.sum()))
+    _write_columns(args.out, columns, n)
+    if args.budget is not None:
+        rule = f"budget {100 * args.budget:g}% of the rows"
+    elif args.threshold is not None:
+        rule = f"score >= {args.threshold:g}"
+    else:
+        rule = (
+            f"budget {100 * model.budget:g}% of the rows"
+            if model.budget is not None
+            else f"score >= {model.threshold:g}"
+        )
+    alerted = (
+        f"{counts[0]:,} alerts"
+        if len(counts) == 1
+        else f"{min(counts):,} to {max(counts):,} alerts per configuration ({len(counts)} configurations)"
+    )
+    return f"scored {n:,} rows with {model.learner_name}: {alerted} ({rule}); wrote {args.out}"
+
+
+def _configuration(model, index: tuple[int, ...]) -> str:
+    """The values that tell configuration ``index`` of a grid model from the others (``eta=0.1``)."""
+    varying = {k: v for k, v in model.params.items() if np.ptp(np.asarray(v)) > 0}
+    if not varying:
+        return ",".join(map(str, index))
+    return ",".join(f"{k}={float(v[index]):g}" for k, v in varying.items())
+
+
+def _column_values(table, column: str, path: str) -> list[str]:
+    """A table's column as text, missing values empty."""
+    names = list(table.column_names) if hasattr(table, "column_names") else [str(c) for c in table.columns]
+    if column not in names:
+        raise UsageError(f"--id {column}: no such column in {path}, whose columns are {', '.join(names)}")
+    values = table.column(column).to_pylist() if hasattr(table, "column_names") else table[column].tolist()
+    missing = lambda v: v is None or (isinstance(v, float) and np.isnan(v)) or type(v).__name__ in ("NAType", "NaTType")
+    return ["" if missing(v) else str(v) for v in values]
+
+
+def _libsvm_rows(path: str, model):
+    """The rows of the LIBSVM file ``path`` (its labels ignored), prepared as the model's rows were (its
+    ``rows``: L2 norm, the constant feature) and dense, as ``jcsol run`` read the rows it learnt."""
+    import gzip
+    import zlib
+
+    from .datasets.libsvm import read_libsvm
+
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise ValueError(f"{path}: damaged gzip file ({err})") from None
+    d = model.n_features - int(model.rows["bias"])
+    if d < 1:
+        raise UsageError(f"--model: its rows have no feature but the constant one ({model.n_features} features)")
+    rows, _ = read_libsvm(raw, n_features=d, source=path)
+    return model.prepare(rows).todense()
+
+
+def _write_columns(path: str, columns: dict[str, list[str]], n: int) -> None:
+    """Writes ``columns`` (each ``n`` texts) as a CSV file with a header, atomically."""
+    import csv
+
+    from .files import atomic_write
+
+    with atomic_write(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(list(columns))
+        writer.writerows(zip(*columns.values()) if n else [])
 
 
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".parquet", ".pq")
@@ -567,8 +979,9 @@ def _is_table(data) -> bool:
 
 
 def _load_data(args: argparse.Namespace):
-    """``(X, y)`` of ``--data``: a table (with ``--label``) through :func:`jcsol.features.load_table`, else a
-    shipped set, a LIBSVM file or a dataset of the data folder (:func:`_load_named`)."""
+    """``(X, y, encoder, times)`` of ``--data``: a table (with ``--label``) through
+    :func:`jcsol.features.load_table`, with its encoder and the ``--time-column``'s times; else a shipped set, a
+    LIBSVM file or a dataset of the data folder (:func:`_load_named`), with ``None`` for both."""
     is_table = _is_table(args.data)
     table_options = [
         f"--{name}"
@@ -586,16 +999,18 @@ def _load_data(args: argparse.Namespace):
                 positive = [float(v) for v in args.positive]
             except ValueError:
                 raise UsageError(f"--positive {' '.join(args.positive)}: LIBSVM labels are numbers") from None
-        return _load_named(args, positive)
+        return (*_load_named(args, positive), None, None)
     if not is_table:
         raise UsageError(f"--label is for a table ({', '.join(TABLE_SUFFIXES)}); {args.data} is not one")
-    from .features import MAX_BITS, load_table
+    from .features import MAX_BITS, load_table, read_table
 
     bits = 18 if args.bits is None else args.bits
     if not 1 <= bits <= MAX_BITS:
         raise UsageError(f"--bits must be in [1, {MAX_BITS}], got {bits}")
+    table = read_table(args.data)
+    times = None if args.time_column is None else _times(table, args.time_column)
     X, y, encoder = load_table(
-        args.data,
+        table,
         args.label,
         positive=args.positive or None,
         numeric=args.numeric or (),
@@ -607,7 +1022,7 @@ def _load_data(args: argparse.Namespace):
         normalize=not args.no_normalize,
     )
     print(_columns_used(encoder), flush=True)  # before the runs
-    return X, y
+    return X, y, encoder, times
 
 
 def _load_named(args: argparse.Namespace, positive):
@@ -910,7 +1325,7 @@ def main(argv: list[str] | None = None) -> int:
     _loop_kernels_in_own_process()
     args = _parser().parse_args(argv)
     try:
-        command = {"reproduce": _reproduce, "learners": _learners}.get(args.command, _run)
+        command = {"reproduce": _reproduce, "learners": _learners, "score": _score}.get(args.command, _run)
         print(command(args), flush=True)
     except BrokenPipeError:  # the reader stopped early (``jcsol learners | head``): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -56,6 +56,7 @@ from .checkpoint import (
     update_digest,
 )
 from .core import checks, chunks, placement, programs, scaling
+from .core.delay import Schedule, check_delay, schedule
 from .core.rounds import total_cost
 from .core.scan import example_bytes, gathered_rounds
 from .datasets.rowstore import RowStore
@@ -112,6 +113,8 @@ def run(
     gather: Literal["all"] = "all",
     path: str | Scan | Kernel = "auto",
     scale: str | None = None,
+    delay: Any = None,
+    times: Any = None,
 ) -> Result: ...
 
 
@@ -138,6 +141,8 @@ def run(
     gather: str,
     path: str | Scan | Kernel = "auto",
     scale: str | None = None,
+    delay: Any = None,
+    times: Any = None,
 ) -> Result | None: ...
 
 
@@ -163,6 +168,8 @@ def run(
     gather: str = "all",
     path: str | Scan | Kernel = "auto",
     scale: str | None = None,
+    delay: Any = None,
+    times: Any = None,
 ) -> Result | None:
     """Runs ``learner`` over permutations of the stream ``(X, y)``, for every point of its grid, in one jit.
 
@@ -238,6 +245,17 @@ def run(
             without centring, so zeros stay zeros; :mod:`jcsol.core.scaling`); :attr:`jcsol.Result.scaler` holds
             the final statistics, and :meth:`jcsol.Result.score` scales new rows with them. ``None`` (default):
             the rows as given.
+        delay: labels that come late (:mod:`jcsol.core.delay`): the label of a run's row is known ``delay`` after
+            it — in rows, or in the unit of ``times`` — and each row is scored by the model that has learnt only
+            the labels known when it arrives (the label of position ``i`` is learnt before position ``a`` is
+            scored iff ``i < a`` and ``τ_i + delay <= τ_a``, river's rule: 0 and 1 are the usual protocol); the
+            labels still awaited after the last row are learnt at the end. The counts, curves, mistake costs and
+            recorded scores are those of the scores each row was served when it arrived; ``ρ_t`` comes from the
+            labels learnt so far. Every learner, grid point and permutation in one compiled computation, on the
+            scan (the GPU kernel does not take late labels). ``None`` (default): no delay.
+        times: with ``delay``, each row's time (numbers, or ``datetime64`` with ``delay`` a
+            ``datetime.timedelta``/``numpy.timedelta64``), one per row of ``X``, not decreasing along the run's
+            order (``perms="stream"`` on rows in time order, or one order given).
 
     Returns:
         A :class:`jcsol.Result` with per-run counts and measures of shape ``grid_shape + (P,)`` (``None`` on the
@@ -264,6 +282,8 @@ def run(
         gather=gather,
         path=path,
         scale=scale,
+        delay=delay,
+        times=times,
     )
     placed = _place(plan)
     ran = _chunk_loop(plan, placed)
@@ -303,6 +323,7 @@ class _Plan:
     on_chunk: Callable[[ChunkDone], None] | None
     gather: str
     scale: str | None
+    late: Schedule | None  # the rounds of a run whose labels come late, or None
 
     @property
     def store(self) -> RowStore | None:
@@ -351,6 +372,8 @@ def _plan(
     gather,
     path,
     scale,
+    delay=None,
+    times=None,
 ) -> _Plan:
     """:func:`run`'s arguments checked, the orders drawn and the memory counted: every refusal comes here, before
     any work."""
@@ -385,6 +408,15 @@ def _plan(
     perm_key, init_key = jax.random.split(key)
     idx = _orders(perms, len(y), perm_key)
     n_perm, length = idx.shape
+    late = None
+    if delay is not None:
+        if not (path in ("auto", "scan") or isinstance(path, Scan)):
+            raise ValueError(f"delay runs on the scan (the GPU kernel does not take late labels): path={path!r}")
+        path = "scan" if path == "auto" else path
+        at, late_by = check_delay(delay, times, len(y), idx)
+        late = schedule(length, late_by, at)
+    elif times is not None:
+        raise ValueError("times are the rows' times for late labels: give delay= beside them")
     n_pos = _class_totals(stream, y, idx)
     n_neg = (length - n_pos).astype(np.int32)
     if objective.needs_both_classes() and (np.any(n_pos == 0) or np.any(n_neg == 0)):
@@ -445,6 +477,8 @@ def _plan(
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     slots, curve_t = _curve_slots(length, n_curve)
+    if late is not None:
+        slots = late.slots(slots, chunk)
     return _Plan(
         learner=learner,
         objective=objective,
@@ -475,6 +509,7 @@ def _plan(
         on_chunk=on_chunk,
         gather=gather,
         scale=scale,
+        late=late,
     )
 
 
@@ -605,7 +640,7 @@ def _place(plan: _Plan) -> _Placed:
     chunks = (
         _ResidentChunks(plan, orders, place, devices)
         if plan.store is None
-        else _StoredChunks(plan.store, plan.y, plan.costs, orders, plan.chunk, plan.dtype, place, spread)
+        else _StoredChunks(plan.store, plan.y, plan.costs, orders, plan.chunk, plan.dtype, place, spread, plan.late)
     )
     hyper = place.split(hyper) if blocks > 1 else place.whole(hyper)
     n_runs, keys = place.split(((n_pos_d, n_neg_d), keys))
@@ -643,6 +678,7 @@ def _place(plan: _Plan) -> _Placed:
         sparse_rows=isinstance(pending[0][0], tuple),
         compiler_options=plan.path.options.compiler_options,
         scale=plan.scale,
+        awaited=0 if plan.late is None else plan.late.awaited + 1,  # and a slot for the scores masked out
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)
@@ -683,6 +719,7 @@ def _run_fingerprint(plan: _Plan) -> str:
         plan.init_key,
         plan.blocks,
         plan.scale,
+        plan.late,
     )
 
 
@@ -765,6 +802,7 @@ def _run_chunk(plan: _Plan, placed: _Placed, k: int, carry, data, order, saved: 
         per_unit=plan.blocks > 1,
         path=plan.path,
         record_scores=plan.record_scores,
+        late=None if plan.late is None else plan.late.scoring,
     )
     start = time.perf_counter()
     if not wait:
@@ -1051,12 +1089,12 @@ class _ResidentChunks:
             key = (devices, type(place).__name__, backend.name)
             placed_rows, placed_labels = plan.stream.rows.placed(key, rows), plan.stream.placed_labels(key, labels)
         self.data = (placed_rows, *placed_labels)
-        self.idx, self.chunk, self.place, self.stream = idx, plan.chunk, place, plan.stream
-        self.key = (devices, type(place).__name__, plan.chunk)
+        self.idx, self.chunk, self.place, self.stream, self.late = idx, plan.chunk, place, plan.stream, plan.late
+        self.key = (devices, type(place).__name__, plan.chunk, None if plan.late is None else plan.late.awaited)
 
     def get(self, k: int):
         def placed():
-            return self.place.split(self.idx[:, k * self.chunk : (k + 1) * self.chunk])
+            return self.place.split(_chunk_orders(self.idx, k, self.chunk, self.late))
 
         orders = placed() if self.stream is None else self.stream.of_orders(self.idx, (self.key, k), placed)
         return self.data, orders
@@ -1070,13 +1108,15 @@ class _StoredChunks:
     reads them: each run indexes only its own rows.
     """
 
-    def __init__(self, store: RowStore, y, costs, idx, chunk: int, dtype, place, spread: Spread | None = None):
-        self.store, self.idx, self.chunk, self.dtype = store, idx, chunk, dtype
+    def __init__(
+        self, store: RowStore, y, costs, idx, chunk: int, dtype, place, spread: Spread | None = None, late=None
+    ):
+        self.store, self.idx, self.chunk, self.dtype, self.late = store, idx, chunk, dtype, late
         self.place, self.spread = place, spread
         self.y, self.costs = y.astype(dtype), None if costs is None else costs.astype(dtype)
 
     def get(self, k: int):
-        window = self.idx[:, k * self.chunk : (k + 1) * self.chunk]
+        window = _chunk_orders(self.idx, k, self.chunk, self.late)
         rows = window.ravel()
         local = np.arange(rows.size, dtype=np.int32).reshape(window.shape)
         if self.spread is None:
@@ -1096,6 +1136,12 @@ class _StoredChunks:
             costs = np.zeros(rows.size, self.dtype)
             costs[mine] = self.costs[rows[mine]]
         return self.spread.whole(((indices, values), y, costs)), self.spread.split(local)
+
+
+def _chunk_orders(idx, k: int, chunk: int, late: Schedule | None):
+    """The rows of chunk ``k``'s rounds: ``idx``'s, or with late labels the chunk's window of rows to learn and to
+    score (:meth:`jcsol.core.delay.Schedule.window`)."""
+    return idx[:, k * chunk : (k + 1) * chunk] if late is None else late.window(np.asarray(idx), k, chunk)
 
 
 def _restore_carry(shapes, leaves: list[np.ndarray], n_units: int, n_devices: int, at_least: int, path) -> Any:
@@ -1147,11 +1193,23 @@ def _in_notebook() -> bool:
 
 
 def _fingerprint(
-    learner, objective, X, y, idx, dtype, n_curve: int, chunk: int, init_key, blocks: int, scale: str | None = None
+    learner,
+    objective,
+    X,
+    y,
+    idx,
+    dtype,
+    n_curve: int,
+    chunk: int,
+    init_key,
+    blocks: int,
+    scale: str | None = None,
+    late: Schedule | None = None,
 ) -> str:
     """A digest of everything that determines a run's carry, so a checkpoint is used only by its own run:
     learner and objective (static options and values), data, labels and costs, row orders, the key of the
-    learners' initial states, dtype, curve points, chunk size, grid blocks and the rows' scaling."""
+    learners' initial states, dtype, curve points, chunk size, grid blocks, the rows' scaling and the schedule of
+    late labels."""
     digest = hashlib.sha256()
     digest.update(np.asarray(jax.random.key_data(init_key)).tobytes())
     leaves, treedef = jax.tree.flatten((learner, objective))
@@ -1162,6 +1220,9 @@ def _fingerprint(
     digest.update(f"{np.dtype(dtype)}|{n_curve}|{chunk}|{blocks}".encode())
     if scale is not None:  # unscaled runs keep the digest they always had
         digest.update(f"|scale={scale}".encode())
+    if late is not None:  # so do runs without late labels
+        digest.update(b"|late")
+        update_digest(digest, (late.first, late.arrivals))
     return digest.hexdigest()
 
 

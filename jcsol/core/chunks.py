@@ -90,10 +90,16 @@ class _ScanBackend:
     def rows(self, rows):
         return rows
 
-    def chunk(self, options: Scan, *, d, per_unit, record_scores, platform):
+    def chunk(self, options: Scan, *, d, per_unit, record_scores, platform, late=(1, True)):
         unroll = options.unroll
         return functools.partial(
-            scan.scan_chunk, d=d, per_unit=per_unit, unroll=unroll, platform=platform, record_scores=record_scores
+            scan.scan_chunk,
+            d=d,
+            per_unit=per_unit,
+            unroll=unroll,
+            platform=platform,
+            record_scores=record_scores,
+            late=late,
         )
 
     def prefix(self, options: Scan, *, d, per_unit, report="score"):

@@ -44,10 +44,12 @@ def compiled_init(
     sparse_rows: bool,
     compiler_options: Mapping[str, Any] | CompilerOptions = (),
     scale: str | None = None,
+    awaited: int = 0,
 ):
     """``(init, carry shapes, compile seconds)``, compiled once per signature and cached; the carry is laid out
     for sparse rows or dense ones (:func:`jcsol.core.layout.carry_formats`), and holds the features' statistics
-    of ``scale`` (:func:`jcsol.core.rounds.init_carry`)."""
+    of ``scale`` and room for the served scores of ``awaited`` rows awaiting their labels
+    (:func:`jcsol.core.rounds.init_carry`)."""
     key = signature(
         (learner, keys),
         "init",
@@ -60,6 +62,7 @@ def compiled_init(
         sparse_rows,
         compiler_options,
         scale,
+        awaited,
     )
 
     def build():
@@ -74,6 +77,7 @@ def compiled_init(
                 per_unit=per_unit,
                 scale=scale,
                 sparse_rows=sparse_rows,
+                awaited=awaited,
             ),
             devices,
             (split if per_unit else whole, split),
@@ -89,16 +93,34 @@ def compiled_init(
 
 
 def compiled_chunk(
-    carry_shape, args, *, d: int, devices: tuple, per_unit: bool, path: Choice | None = None, record_scores: bool = True
+    carry_shape,
+    args,
+    *,
+    d: int,
+    devices: tuple,
+    per_unit: bool,
+    path: Choice | None = None,
+    record_scores: bool = True,
+    late: tuple[int, bool] | None = None,
 ):
     """``(chunk, compile seconds)`` for a chunk of these shapes on ``path`` (default: the scan with its options
-    here), compiled once per signature and cached."""
+    here), compiled once per signature and cached; ``late``: with late labels, the rows a round scores in place
+    and whether some round scores more (:attr:`jcsol.core.delay.Schedule.scoring`)."""
     path = path or Choice(BACKENDS["scan"], Scan())
-    key = signature((carry_shape, args), "chunk", d, devices, per_unit, path.backend.name, path.options, record_scores)
+    key = signature(
+        (carry_shape, args), "chunk", d, devices, per_unit, path.backend.name, path.options, record_scores, late
+    )
 
     def build():
         program = chunk_program(
-            carry_shape, args, d=d, devices=devices, per_unit=per_unit, path=path, record_scores=record_scores
+            carry_shape,
+            args,
+            d=d,
+            devices=devices,
+            per_unit=per_unit,
+            path=path,
+            record_scores=record_scores,
+            late=late,
         )
         with placement.precision(devices):
             lowered = program.lower(carry_shape, *args)
@@ -117,6 +139,7 @@ def chunk_program(
     path: Choice,
     record_scores: bool = True,
     platform: str | None = None,
+    late: tuple[int, bool] | None = None,
 ):
     """The jitted chunk of rounds that :func:`jcsol.run` compiles on ``path``, not yet lowered: ``(carry, *args)
     -> (carry, scores)``, the carry donated; a backend that takes its number of rounds
@@ -128,7 +151,10 @@ def chunk_program(
     specs: tuple = (split, hyper, hyper, whole, split, split, split, whole)
     if path.backend.takes_rounds:
         specs += (whole,)
-    impl = path.backend.chunk(path.options, d=d, per_unit=per_unit, record_scores=record_scores, platform=platform)
+    scoring = {} if late is None else {"late": late}  # late labels run on the scan alone
+    impl = path.backend.chunk(
+        path.options, d=d, per_unit=per_unit, record_scores=record_scores, platform=platform, **scoring
+    )
     chunk = placement.sharded(impl, devices, specs)
     formats = layout.carry_formats(carry_shape, args[0], devices, isinstance(args[2][0], tuple), platform)
     return jax.jit(

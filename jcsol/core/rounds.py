@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ..base import Example
+from ..base import Example, Learner
 from ..linalg import SparseVector, densify
 from ..metrics import FN, FP, TN, TP
 from . import scaling
@@ -27,6 +27,7 @@ class Carry(NamedTuple):
     curve: jax.Array  # (K, 4) int32: counts after the rounds of the curve points
     mistake_cost: jax.Array  # (2,): Tally's cost and lost
     scaler: Any = None  # the features' running statistics (jcsol.core.scaling), or None: rows as given
+    served: Any = None  # with late labels, the scores served to the rows awaiting them (jcsol.core.delay), or None
 
 
 def compensated_add(total: jax.Array, lost: jax.Array, value: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -75,32 +76,73 @@ def run_round(learner, objective, state, tally: Tally, example, total_pos, total
     in fewer of XLA's CPU kernels a round than four counts apart (1.4 against 1.9 µs a round, COG-II over 44
     runs)."""
     x, label, example_cost, weight = example
+    positive, rho, cost = example_weights(objective, tally.counts, label, example_cost, weight, total_pos, total_neg)
+    state, info = learner.step(state, Example(learning_row(learner, tally.scaler, x, d), label, rho, cost))
+    return state, tallied(tally, positive, info.score < 0, cost, x), info
+
+
+def example_weights(objective, counts, label, example_cost, weight, total_pos, total_neg):
+    """``(y_t > 0, ρ_t, c_t)`` of a round (:func:`run_round`): ``ρ_t`` the objective's weight of the example from the
+    run's counts so far and this label, times its weight where given; ``c_t`` its cost where given, else ``ρ_t``."""
     positive = label > 0
-    cells = jnp.arange(4)
-    positive_cells = (cells == TP) | (cells == FN)
-    counts = tally.counts
+    positive_cells = (jnp.arange(4) == TP) | (jnp.arange(4) == FN)
     seen_pos = jnp.sum(jnp.where(positive_cells, counts, 0), dtype=counts.dtype) + positive
     seen_neg = jnp.sum(jnp.where(positive_cells, 0, counts), dtype=counts.dtype) + (~positive)
     rho = objective.weight(positive, seen_pos, seen_neg, total_pos, total_neg).astype(label.dtype)
     if weight is not None:
         rho = rho * weight
-    cost = rho if example_cost is None else example_cost
-    row: Any = scaling.scaled(tally.scaler, x)
+    return positive, rho, rho if example_cost is None else example_cost
+
+
+def learning_row(learner, scaler, x, d: int | None):
+    """The row a learner's step or score takes: standardised by ``scaler`` (:func:`jcsol.core.scaling.scaled`), and
+    a sparse row densified to ``d`` features for a learner whose steps are dense."""
+    row: Any = scaling.scaled(scaler, x)
     if isinstance(row, SparseVector) and not learner.sparse_steps:
         if d is None:
             raise ValueError(f"run_round needs d to densify a sparse row for {learner.name}, whose steps are dense")
         row = densify(row, d)
-    state, info = learner.step(state, Example(row, label, rho, cost))
-    below = info.score < 0
+    return row
+
+
+def tallied(tally: Tally, positive, below, cost, x) -> Tally:
+    """``tally`` after a round predicting ``-1`` where ``below`` (the score ``< 0``) for a row of label ``positive``
+    and cost ``cost``: the confusion cell grows by one, a mistake adds its cost, and the scaler takes the row in."""
+    cells = jnp.arange(4)
     cell = jnp.where(positive, jnp.where(below, FN, TP), jnp.where(below, TN, FP))
     total, lost = compensated_add(tally.cost, tally.lost, jnp.where(positive == below, cost, 0))
-    return state, Tally(counts + (cells == cell), total, lost, scaling.updated(tally.scaler, x)), info
+    return Tally(tally.counts + (cells == cell), total, lost, scaling.updated(tally.scaler, x))
 
 
-def init_carry(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False, scale=None, sparse_rows=False):
+def delayed_round(learner, objective, state, tally: Tally, served, example, total_pos, total_neg, *, d):
+    """The learning of a round whose label came late (:mod:`jcsol.core.delay`): ``(state, tally)``.
+
+    The example (its row, label, cost and weight, as :func:`run_round` takes them) is learnt as :func:`run_round`
+    learns it — ``ρ_t`` from the labels learnt so far, the row scaled by the statistics of the rows learnt before
+    it — but counted by ``served``, the score its row was given when it arrived, not by the model's score now."""
+    x, label, example_cost, weight = example
+    positive, rho, cost = example_weights(objective, tally.counts, label, example_cost, weight, total_pos, total_neg)
+    state, _ = learner.step(state, Example(learning_row(learner, tally.scaler, x, d), label, rho, cost))
+    return state, tallied(tally, positive, served < 0, cost, x)
+
+
+def row_score(learner, state, row, d: int):
+    """The score of one row under ``state``: ``w·x`` over a sparse row's features for a linear learner, else
+    :meth:`jcsol.base.Learner.score` of the row (densified to ``d`` features where sparse)."""
+    if isinstance(row, SparseVector):
+        if type(learner).score is Learner.score:
+            return jnp.dot(learner.weights(state)[row.indices], row.values)
+        row = densify(row, d)
+    return learner.score(state, row[None])[0]
+
+
+def init_carry(
+    learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False, scale=None, sparse_rows=False, awaited: int = 0
+):
     """Every unit's initial carry; ``learner`` holds each unit's hyperparameters when ``per_unit``, else the
     grid's, shared by every unit; with ``scale="online"`` each run's features' statistics of no row yet, for
-    sparse rows or dense ones (:func:`jcsol.core.scaling.init_scaler`)."""
+    sparse rows or dense ones (:func:`jcsol.core.scaling.init_scaler`); with ``awaited`` rows awaiting their labels
+    at most (late labels, :mod:`jcsol.core.delay`), room for their served scores."""
 
     def one(learner, key):
         return Carry(
@@ -109,6 +151,7 @@ def init_carry(learner, keys, *, n_grid, n_curve, d, dtype, per_unit=False, scal
             jnp.zeros((n_curve, 4), jnp.int32),
             jnp.zeros(2, dtype),
             scaling.init_scaler(scale, d, dtype, sparse_rows),
+            jnp.zeros(awaited, dtype) if awaited else None,
         )
 
     # axis_size: a learner without float hyperparameters has no leaf to map over

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from ..linalg import SparseVector, in_rounds
 from .layout import configs_minor, minor_layout
-from .rounds import Carry, Tally, run_round
+from .rounds import Carry, Tally, delayed_round, learning_row, row_score, run_round
 
 
 def gather(data, i, weights=None):
@@ -70,6 +70,7 @@ def scan_chunk(
     unroll: int = 1,
     platform: str | None = None,
     record_scores: bool = True,
+    late: tuple[int, bool] = (1, True),
 ):
     """Scans one chunk of rounds for every run: ``(carry, every round's pre-update score (units, grid, rounds))``.
 
@@ -85,7 +86,24 @@ def scan_chunk(
     The examples of a block of rounds (:func:`gathered_rounds`) are gathered at once, then scanned: the same
     round, reading its row from the block.
     """
-    every_run = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=platform)
+    delayed = slots.ndim == 2  # late labels: each round's schedule beside its curve slot (jcsol.core.delay)
+    if delayed:  # idx: the rows of the rounds' labels, then those of the positions after them they may score
+        window, idx = idx, idx[:, : slots.shape[0]]
+        carry = first_rows(carry, learner, data, window, slots[0, 5], d=d, per_unit=per_unit)
+        every_run = _every_delayed_run(
+            learner,
+            objective,
+            n_pos,
+            n_neg,
+            d=d,
+            per_unit=per_unit,
+            platform=platform,
+            data=data,
+            window=window,
+            scoring=late,
+        )
+    else:
+        every_run = _every_run(learner, objective, n_pos, n_neg, d=d, per_unit=per_unit, platform=platform)
 
     def step(carry, inputs):
         carry, score = every_run(carry, inputs)
@@ -101,7 +119,7 @@ def scan_chunk(
             return jax.lax.scan(step, carry, (gather(data, idx_t), slots_t), unroll=min(unroll, idx_t.shape[0]))
 
     blocks_idx = idx[:, : n_blocks * block].T.reshape(n_blocks, block, units)
-    blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block)
+    blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block, *slots.shape[1:])
     parts = []  # the scores of the whole blocks (n_blocks, block, …), then of the rest (rest, …)
     if n_blocks:
         carry, scores = jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
@@ -167,16 +185,103 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
         mistake_cost = jnp.stack([tally.cost, tally.lost])
         return Carry(state, tally.counts, curve, mistake_cost, tally.scaler), getattr(info, report)
 
-    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
+    return _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
+
+
+def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, data, window, scoring=(1, True)):
+    """:func:`_every_run` for labels that come late (:mod:`jcsol.core.delay`): a round's slot is its schedule
+    ``(curve slot, learnt slot, first column, arrivals, first slot, first rows)``; it learns its label by
+    :func:`jcsol.core.rounds.delayed_round`, counted by the score its row was served (the round's score), then
+    scores the rows arriving before the next label, read from the unit's ``window`` of rows (``data``'s), by the
+    model and statistics after it, keeping their scores in the carry's ring (``scoring``: the first so many in the
+    round, and whether any more are scored in a loop). The rows arriving before the first label are scored by the
+    initial model, before the first round (:func:`first_rows`)."""
+
+    def round_(carry, learner, objective, example, step, total_pos, total_neg, rows):  # one run's round
+        curve_slot, learnt_slot, column, arrivals, first = (step[i] for i in range(5))
+        x, label, example_cost, weight = example
+        tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1], carry.scaler)
+        given = carry.served[learnt_slot]
+        example = (as_vector(x), label, example_cost, weight)
+        state, tally = delayed_round(learner, objective, carry.state, tally, given, example, total_pos, total_neg, d=d)
+        # the arriving rows read the state the step wrote: were they scored before it, XLA would copy the whole
+        # state every round to keep it for them (O(d) where a sparse step is O(nnz))
+        served = arriving_scores(
+            learner, state, tally.scaler, carry.served, data, rows, column, arrivals, first, d, *scoring
+        )
+        curve = carry.curve.at[curve_slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
+        mistake_cost = jnp.stack([tally.cost, tally.lost])
+        return Carry(state, tally.counts, curve, mistake_cost, tally.scaler, served), given
+
+    return _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform, rows=window)
+
+
+def first_rows(carry, learner, data, window, count, *, d, per_unit):
+    """``carry`` with the scores of the ``count`` rows that arrive before the first label (the first of each unit's
+    ``window``), under every run's initial model, into the first ring slots: none but in the first chunk
+    (:mod:`jcsol.core.delay`). The window's first ``awaited`` rows are scored at once, those past ``count``
+    dropped: once a chunk, where a loop over them would cost a copy of the ring each row."""
+
+    def one(state, served, scaler, learner, rows):
+        awaited = served.shape[0] - 1
+        x = gather(data, rows[:awaited])[0]
+        scores = jax.vmap(lambda x: row_score(learner, state, learning_row(learner, scaler, as_vector(x), d), d))(x)
+        return served.at[:awaited].set(jnp.where(jnp.arange(awaited) < count, scores, served[:awaited]))
+
     hyper = 0 if per_unit else None
-    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
+    over_grid = jax.vmap(one, in_axes=(0, 0, 0, 0, None))
+    served = jax.vmap(over_grid, in_axes=(0, 0, 0, hyper, 0))(carry.state, carry.served, carry.scaler, learner, window)
+    return carry._replace(served=served)
+
+
+def arriving_scores(
+    learner, state, scaler, served, data, rows, column, arrivals, first, d, inline: int = 1, loop: bool = True
+):
+    """``served`` with the scores of the ``arrivals`` rows ``rows[column …]`` under ``state`` (scaled by
+    ``scaler``) in its ring slots ``first …``: the first ``inline`` scored in place, masked past ``arrivals``,
+    the rest (where ``loop``) in a loop, which a round enters only where more rows arrive (a loop holds the state
+    it reads in its own buffers)."""
+    awaited = served.shape[0] - 1  # the ring's last slot takes the scores masked out
+
+    def score(i):
+        x = as_vector(gather(data, rows[column + i])[0])
+        return (first + i) % awaited, row_score(learner, state, learning_row(learner, scaler, x, d), d)
+
+    def masked(i, served):  # past the arrivals, into the last slot, which no label reads
+        at, value = score(i)
+        return jax.lax.dynamic_update_slice(served, value[None], (jnp.where(i < arrivals, at, awaited),))
+
+    def scored(i, served):
+        at, value = score(i)
+        return jax.lax.dynamic_update_slice(served, value[None], (at,))
+
+    for i in range(inline):
+        served = masked(i, served)
+    if not loop:  # no round of the run's schedule scores more
+        return served
+    return jax.lax.cond(
+        arrivals > inline,
+        lambda served: jax.lax.fori_loop(inline, arrivals, scored, served),
+        lambda served: served,
+        served,
+    )
+
+
+def _over_runs(round_, learner, objective, n_pos, n_neg, *, per_unit, platform, rows=None):
+    """One run's ``round_`` mapped over the units' grid points and the units, the carry laid out for the rows'
+    kind (:func:`jcsol.core.layout.configs_minor`); ``rows``, where given, each unit's own, passed last."""
+    extra = () if rows is None else (None,)
+    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None, *extra))
+    hyper = 0 if per_unit else None
+    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0, *((0,) if extra else ())))
 
     def step(carry, inputs):
         examples, slot = inputs
         laid_out = functools.partial(
             configs_minor, minor=minor_layout(learner, isinstance(examples[0], tuple), platform)
         )
-        carry, score = every_run(laid_out(carry), learner, objective, examples, slot, n_pos, n_neg)
+        own = () if rows is None else (rows,)
+        carry, score = every_run(laid_out(carry), learner, objective, examples, slot, n_pos, n_neg, *own)
         return laid_out(carry), score
 
     return step
