@@ -85,6 +85,11 @@ def scan_chunk(
 
     The examples of a block of rounds (:func:`gathered_rounds`) are gathered at once, then scanned: the same
     round, reading its row from the block.
+
+    With late labels (:mod:`jcsol.core.delay`), ``slots`` is each round's schedule ``(rounds, 6)``, ``idx`` the
+    chunk's window of rows (:meth:`jcsol.core.delay.Schedule.window`: those whose labels the rounds learn, then
+    those they may score), and ``late`` the schedule's :attr:`~jcsol.core.delay.Schedule.scoring`; the scores are
+    those each round's label was served.
     """
     delayed = slots.ndim == 2  # late labels: each round's schedule beside its curve slot (jcsol.core.delay)
     if delayed:  # idx: the rows of the rounds' labels, then those of the positions after them they may score
@@ -220,7 +225,7 @@ def first_rows(carry, learner, data, window, count, *, d, per_unit):
     """``carry`` with the scores of the ``count`` rows that arrive before the first label (the first of each unit's
     ``window``), under every run's initial model, into the first ring slots: none but in the first chunk
     (:mod:`jcsol.core.delay`). The window's first ``awaited`` rows are scored at once, those past ``count``
-    dropped: once a chunk, where a loop over them would cost a copy of the ring each row."""
+    dropped."""
 
     def one(state, served, scaler, learner, rows):
         awaited = served.shape[0] - 1
