@@ -62,7 +62,9 @@ class Leaderboard:
         "average_precision",
         "weights",
     )
-    HEADERS = {"alerts_per_catch": "alerts/catch", "average_precision": "AP"}  # the text table's, 13 wide
+    HEADERS = {"alerts_per_catch": "alerts/catch", "average_precision": "AP %"}  # the text table's, 14 wide
+    #: The columns the text table prints in percent, as ``jcsol.table`` and the command line print rates.
+    PERCENT = ("sum", "sensitivity", "specificity", "precision", "f1", "recent_sum", "auc", "average_precision")
 
     precision = property(lambda self: metrics.precision(self.counts))
     f1 = property(lambda self: metrics.f1(self.counts))
@@ -77,19 +79,23 @@ class Leaderboard:
         return frame
 
     def table(self) -> str:
-        """A text table, the served configuration marked ``*``."""
-        names = list(self.params) + [self.HEADERS.get(c, c) for c in self.COLUMNS]
-        lines = ["  " + "".join(f"{n:>13}" for n in names)]
+        """A text table, the served configuration marked ``*``; rates in percent (the fields hold fractions)."""
+        header = {c: self.HEADERS.get(c, f"{c} %" if c in self.PERCENT else c) for c in self.COLUMNS}
+        names = list(self.params) + [header[c] for c in self.COLUMNS]
+        lines = ["  " + "".join(f"{n:>14}" for n in names)]
+        scale = {c: 100.0 if c in self.PERCENT else 1.0 for c in self.COLUMNS}
         for g in range(len(self.sum)):
-            values = [self.params[k][g] for k in self.params] + [getattr(self, c)[g] for c in self.COLUMNS]
+            measures = [getattr(self, c)[g] * scale[c] for c in self.COLUMNS]
+            values = [self.params[k][g] for k in self.params] + measures
             lines.append(
                 ("* " if g == self.served else "  ")
-                + "".join(f"{v:>13}" if isinstance(v, str) else f"{v:>13.4g}" for v in values)
+                + "".join(f"{v:>14}" if isinstance(v, str) else f"{v:>14.4g}" for v in values)
             )
         served = self.served_counts
         lines.append(
-            f"served stream ({self.rule}): sum {self.served_sum:.4f}, cost {self.served_cost:.4g}, "
-            f"precision {metrics.precision(served):.4f}, {metrics.alerts_per_catch(served):.4g} alerts per catch; "
+            f"served stream ({self.rule}): sum {100 * self.served_sum:.2f} %, cost {self.served_cost:.4g}, "
+            f"precision {100 * metrics.precision(served):.2f} %, {metrics.alerts_per_catch(served):.4g} alerts per "
+            "catch; "
             f"{self.events} events counted, {self.pending} pending, {self.evicted} evicted"
         )
         return "\n".join(lines)
