@@ -940,18 +940,9 @@ def _column_values(table, column: str, path: str) -> list[str]:
 def _libsvm_rows(path: str, model):
     """The rows of the LIBSVM file ``path`` (its labels ignored), prepared as the model's rows were (its
     ``rows``: L2 norm, the constant feature) and dense, as ``jcsol run`` read the rows it learnt."""
-    import gzip
-    import zlib
+    from .datasets.libsvm import file_bytes, read_libsvm
 
-    from .datasets.libsvm import read_libsvm
-
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-            raise ValueError(f"{path}: damaged gzip file ({err})") from None
+    raw = file_bytes(path)
     d = model.n_features - int(model.rows["bias"])
     if d < 1:
         raise UsageError(f"--model: its rows have no feature but the constant one ({model.n_features} features)")

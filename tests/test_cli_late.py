@@ -24,6 +24,12 @@ def payments_csv(tmp_path_factory):
 TABLE = ["--label", "fraud", "--positive", "1", "--drop", "payment_id", "--datetime", "ts", "--bits", "10"]
 
 
+def _encoded(path):
+    """The table's rows and labels as ``TABLE``'s options encode them, through the library."""
+    X, y, _ = jcsol.features.load_table(str(path), "fraud", positive=[1], drop=["payment_id"], datetime=["ts"], bits=10)
+    return X, y
+
+
 def _summary(path) -> dict:
     return json.loads(path.read_text())["learners"]
 
@@ -51,9 +57,7 @@ def test_imbalanced_rows_show_the_ranking_and_select_by_average_precision(paymen
     for column in ("ROC AUC (%)", "AP (%)", "precision top 1% (%)"):
         assert column in text
     assert "hyperparameters selected by mean average_precision" in text
-    X, y, _ = jcsol.features.load_table(
-        str(payments_csv), "fraud", positive=[1], drop=["payment_id"], datetime=["ts"], bits=10
-    )
+    X, y = _encoded(payments_csv)
     sweep = jcsol.run(jcsol.grid(jcsol.by_name("COG-II"), eta=[0.1, 10.0]), X, y, perms=2, record_scores=True)
     best = float(np.asarray([0.1, 10.0])[int(np.argmax(sweep.average_precision.mean(axis=-1)))])
     assert _summary(out)["COG-II"]["chosen"] == {"eta": best}
@@ -68,9 +72,7 @@ def test_budget_counts_the_alerts_of_the_library(payments_csv, tmp_path, capsys)
     rc, text, err = run_cli([*argv, "--perms", "2", "--budget", "5%", "--json", str(out)], capsys)
     assert rc == 0, err
     assert "alerts: the top 0.05 of the scores so far (--budget)" in text
-    X, y, _ = jcsol.features.load_table(
-        str(payments_csv), "fraud", positive=[1], drop=["payment_id"], datetime=["ts"], bits=10
-    )
+    X, y = _encoded(payments_csv)
     res = alerts.alerted(jcsol.run(jcsol.COG(eta=1.0, loss="II"), X, y, perms=2, record_scores=True), budget=0.05)
     mean = _summary(out)["COG-II"]["mean"]
     assert mean["precision"] == pytest.approx(float(res.precision.mean()), abs=1e-12)
@@ -122,9 +124,7 @@ def test_threshold_counts_the_alerts_of_the_library(payments_csv, tmp_path, caps
     rc, text, err = run_cli([*argv, "--perms", "2", "--threshold", "0.25", "--json", str(out)], capsys)
     assert rc == 0, err
     assert "alerts: scores >= 0.25 (--threshold)" in text
-    X, y, _ = jcsol.features.load_table(
-        str(payments_csv), "fraud", positive=[1], drop=["payment_id"], datetime=["ts"], bits=10
-    )
+    X, y = _encoded(payments_csv)
     res = jcsol.run(jcsol.COG(eta=1.0, loss="II"), X, y, perms=2, record_scores=True)
     scores, labels = res.scores, y[res.orders] > 0
     alerted = scores >= 0.25

@@ -18,9 +18,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from ..base import Example, Learner, StateT, StepInfo, choice, hyperparameter, pytree_dataclass
-from .kernels import KINDS, kernel_matrix
+from .kernels import KINDS, kernel_matrix, kernel_norm_scales
 from .keys import draw, key_data
-from .koil import kernel_norm_scales
 
 
 class BudgetState(NamedTuple):

@@ -55,16 +55,17 @@ def kernel_matrix(kind: str, A: jax.Array, B: jax.Array, *, sigma=1.0, degree: i
     raise ValueError(f"unknown kernel kind {kind!r}; choose from {', '.join(KINDS)}")
 
 
-def kernel_row_scales(kind: str, sigma, degree: int, d: int, dtype) -> tuple[float, float]:
-    """:meth:`jcsol.base.Learner.row_scales` of a learner on the kernel ``kind`` (σ the learner's, an array for a
-    grid) over rows of at most ``d`` non-zero entries.
+def kernel_norm_scales(kind: str, sigma, degree: int, dtype) -> tuple[float, float]:
+    """:meth:`jcsol.base.Learner.row_norm_scales` of a learner on the kernel ``kind`` of
+    this module (σ the learner's, an array for a grid): the range of a row's L2 norm ``r``.
 
-    Gaussian: rows of entries at most ``m`` are at most ``2m√d`` apart, so ``‖x − x'‖²/(2σ²) <= 2m²d/σ²``. Above
-    ``σ √(ln(1/tiny)/(2d))`` (about 1.3 for σ = 1 and 24 entries in float32) a kernel value can underflow to 0,
-    below ``σ ε^(1/4)/√(2d)`` (about 3e-3) it rounds to 1 with fewer than half its digits: rows then look
-    unrelated or alike to the learner, where float64 tells them apart. A grid of widths takes the range of all
-    of them together (a protocol that selects σ tries widths that do not suit the rows on purpose): from the
-    narrowest width's lower end to the widest's upper end. Polynomial: products of ``2p`` entries
+    Gaussian: rows of norm at most ``r`` are at most ``2r`` apart, so ``‖x − x'‖²/(2σ²) <= 2r²/σ²``, however many
+    entries they have. Above ``σ √(ln(1/tiny)/2)`` (about 6.6 for σ = 1 in float32) a kernel value can underflow
+    to 0, below ``σ ε^(1/4)/√2`` (about 0.013) every one rounds to 1 with fewer than half its digits: rows then look
+    unrelated or alike to the learner, where float64 tells them apart. L2-normalised rows (``r = 1``) are within
+    it for σ from about 0.15 to 76 in float32. A grid of widths takes the range of all of them together (a
+    protocol that selects σ tries widths that do not suit the rows on purpose): from the narrowest width's lower
+    end to the widest's upper end. Polynomial: ``|x·x'| <= ‖x‖ ‖x'‖``, so products of ``2p`` norms
     (:func:`jcsol.base.normal_row_scales` of power ``2p``); linear: of two.
     """
     if kind == "polynomial":
@@ -74,8 +75,8 @@ def kernel_row_scales(kind: str, sigma, degree: int, d: int, dtype) -> tuple[flo
     info = np.finfo(dtype)
     widths = concrete_values(sigma)
     widths = np.ones(1) if widths is None else widths.ravel()
-    lo = float(widths.min() * info.eps**0.25 / np.sqrt(2 * d))
-    hi = float(widths.max() * np.sqrt(np.log(1 / info.tiny) / (2 * d)))
+    lo = float(widths.min() * info.eps**0.25 / np.sqrt(2))
+    hi = float(widths.max() * np.sqrt(np.log(1 / info.tiny) / 2))
     return lo, hi
 
 

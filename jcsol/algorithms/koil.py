@@ -17,42 +17,15 @@ from ..base import (
     Learner,
     StepInfo,
     choice,
-    concrete_values,
     count_one,
     hyperparameter,
-    normal_row_scales,
     pytree_dataclass,
 )
-from .kernels import KINDS, kernel_matrix, mkl_pool, pool_kernel, pool_members
+from .kernels import KINDS, kernel_matrix, kernel_norm_scales, mkl_pool, pool_kernel, pool_members
 from .keys import draw, key_data, uniforms
 
 POLICIES = ("RS++", "FIFO++", "RS", "FIFO")
 PAIR_LOSSES = ("hinge", "smooth")
-
-
-def kernel_norm_scales(kind: str, sigma, degree: int, dtype) -> tuple[float, float]:
-    """:meth:`jcsol.base.Learner.row_norm_scales` of a learner on the kernel ``kind`` of
-    :mod:`jcsol.algorithms.kernels` (σ the learner's, an array for a grid): the range of a row's L2 norm ``r``.
-
-    Gaussian: rows of norm at most ``r`` are at most ``2r`` apart, so ``‖x − x'‖²/(2σ²) <= 2r²/σ²``, however many
-    entries they have. Above ``σ √(ln(1/tiny)/2)`` (about 6.6 for σ = 1 in float32) a kernel value can underflow
-    to 0, below ``σ ε^(1/4)/√2`` (about 0.013) every one rounds to 1 with fewer than half its digits: rows then look
-    unrelated or alike to the learner, where float64 tells them apart. L2-normalised rows (``r = 1``) are within
-    it for σ from about 0.15 to 76 in float32. A grid of widths takes the range of all of them together (a
-    protocol that selects σ tries widths that do not suit the rows on purpose): from the narrowest width's lower
-    end to the widest's upper end. Polynomial: ``|x·x'| <= ‖x‖ ‖x'‖``, so products of ``2p`` norms
-    (:func:`jcsol.base.normal_row_scales` of power ``2p``); linear: of two.
-    """
-    if kind == "polynomial":
-        return normal_row_scales(dtype, 2 * int(degree))
-    if kind != "gaussian":
-        return normal_row_scales(dtype)
-    info = np.finfo(dtype)
-    widths = concrete_values(sigma)
-    widths = np.ones(1) if widths is None else widths.ravel()
-    lo = float(widths.min() * info.eps**0.25 / np.sqrt(2))
-    hi = float(widths.max() * np.sqrt(np.log(1 / info.tiny) / 2))
-    return lo, hi
 
 
 # ----------------------------------------------------------------------------------------------------------

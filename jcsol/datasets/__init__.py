@@ -20,7 +20,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -31,7 +30,7 @@ from numpy.typing import DTypeLike
 
 from ..stream import SparseRows, check_features, check_fits, is_scipy_sparse
 from . import synthetic
-from .libsvm import add_bias, check_n_features, iter_libsvm_blocks, read_libsvm
+from .libsvm import add_bias, check_n_features, file_bytes, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
 
 __all__ = [
@@ -138,14 +137,7 @@ def _read_bytes(name_or_path: str | os.PathLike) -> tuple[bytes, int | None]:
         )
     if os.path.isdir(key):
         raise IsADirectoryError(f"{key} is a directory, not a LIBSVM file (a row store opens with RowStore({key!r}))")
-    with open(key, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-            raise ValueError(f"{key}: damaged gzip file ({err})") from None
-    return raw, None
+    return file_bytes(key), None
 
 
 def binarize(labels: np.ndarray, positive=None) -> np.ndarray:

@@ -198,6 +198,19 @@ def _shown(line: str) -> str:
     return repr(line[:80] + ("…" if len(line) > 80 else ""))
 
 
+def file_bytes(path: str | os.PathLike) -> bytes:
+    """A file's bytes, decompressed where it is gzip (told apart by its magic bytes); a damaged gzip stream raises
+    ``ValueError`` naming the file."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise ValueError(f"{os.fspath(path)}: damaged gzip file ({err})") from None
+
+
 def open_text(path: str | os.PathLike):
     """A text file, gzip-compressed or plain (told apart by its magic bytes).
 
