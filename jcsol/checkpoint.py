@@ -58,6 +58,35 @@ def file_digest(meta: dict, arrays: Iterable | Mapping[str, Any]) -> str:
     return update_digest(h, arrays).hexdigest()
 
 
+def write_archive(path: str, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:
+    """``meta`` as JSON, with its ``digest`` (:func:`file_digest`, set here), and the named ``arrays`` as one
+    ``.npz`` archive at ``path``, written atomically: a live learner's file and a model's."""
+    meta["digest"] = file_digest(meta, arrays)
+    with atomic_write(path) as fh:
+        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
+
+
+def open_archive(path: str, what: str, error: type[Exception]):
+    """``(meta, the open archive)`` of a :func:`write_archive` file (the caller closes the archive), refusing with
+    ``error`` naming ``path`` as no readable ``what`` a file that is no ``.npz`` archive or whose metadata is no
+    JSON object."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except ARCHIVE_ERRORS as err:
+        raise error(f"{path} is not a readable {what} ({err})") from None
+    try:
+        if not hasattr(archive, "files"):
+            raise ValueError("it is no .npz archive")
+        meta = json.loads(archive["meta"].tobytes().decode())
+        if not isinstance(meta, dict):
+            raise ValueError("its metadata is not an object")
+    except ARCHIVE_ERRORS as err:
+        if hasattr(archive, "close"):
+            archive.close()
+        raise error(f"{path} is not a readable {what} ({err})") from None
+    return meta, archive
+
+
 def check_checkpoint_path(path: str | os.PathLike) -> str:
     """``path`` as a string, refusing (before any work) a path where no checkpoint can be written
     (:func:`jcsol.files.check_writable`), or a checkpoint there that cannot be read."""

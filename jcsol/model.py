@@ -42,9 +42,9 @@ import jax
 import numpy as np
 
 from .base import Learner
-from .checkpoint import file_digest
+from .checkpoint import file_digest, open_archive, write_archive
 from .core import scaling
-from .files import ARCHIVE_ERRORS, atomic_write, check_writable
+from .files import ARCHIVE_ERRORS, check_writable
 from .objective import Objective
 from .scoring import per_run, run_scores, scoring_rows
 from .stream import SparseRows, is_scipy_sparse
@@ -417,9 +417,7 @@ class Model:
         contents); a path where no file can be written is refused before anything is written."""
         path = check_writable(path, "model file")
         meta, arrays = self._meta(), self._arrays()
-        meta["digest"] = file_digest(meta, arrays)
-        with atomic_write(path) as fh:
-            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
+        write_archive(path, meta, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike, learner: Any = None, objective: Any = None) -> Model:
@@ -444,21 +442,7 @@ def _path(path) -> str:
 
 def _read_meta(path: str) -> tuple[dict, Any]:
     """The metadata of the ``.npz`` file at ``path`` and the open archive (the caller closes it)."""
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except ARCHIVE_ERRORS as err:
-        raise ModelFileError(f"{path} is not a readable jcsol model file ({err})") from None
-    try:
-        if not hasattr(archive, "files"):
-            raise ValueError("it is no .npz archive")
-        meta = json.loads(archive["meta"].tobytes().decode())
-        if not isinstance(meta, dict):
-            raise ValueError("its metadata is not an object")
-    except ARCHIVE_ERRORS as err:
-        if hasattr(archive, "close"):
-            archive.close()
-        raise ModelFileError(f"{path} is not a readable jcsol model file ({err})") from None
-    return meta, archive
+    return open_archive(path, "jcsol model file", ModelFileError)
 
 
 def _read(path: str) -> tuple[dict, dict[str, np.ndarray]]:

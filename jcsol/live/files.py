@@ -29,9 +29,17 @@ import jax
 import numpy as np
 
 from ..base import Configurable, Learner, with_pairing
-from ..checkpoint import PREVIOUS, agreed_generation, file_digest, other_process_counts, share_path
+from ..checkpoint import (
+    PREVIOUS,
+    agreed_generation,
+    file_digest,
+    open_archive,
+    other_process_counts,
+    share_path,
+    write_archive,
+)
 from ..distributed import Spread, global_devices
-from ..files import ARCHIVE_ERRORS, atomic_write
+from ..files import ARCHIVE_ERRORS
 from ..grids import check_grid
 from ..objective import Objective
 from ..watchdog import resolve_timeout
@@ -210,9 +218,7 @@ def write(path: str, meta: dict, arrays: dict[str, np.ndarray], spread: Spread |
         if os.path.exists(target):
             os.replace(target, target + PREVIOUS)
     # a share's layout and generation are under the digest: it cannot move to another process or save
-    meta["digest"] = file_digest(meta, arrays)
-    with atomic_write(target) as fh:
-        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)  # type: ignore[arg-type]  # mypy matches **arrays against allow_pickle too
+    write_archive(target, meta, arrays)
     if spread is not None:
         spread.agree([generation], f"saving the live learner to {path}")
 
@@ -296,12 +302,10 @@ def restored(template, arrays: Mapping[str, np.ndarray], prefix: str, path: str,
 def _read(path: str, learner, objective: Objective | None) -> tuple[dict, dict[str, np.ndarray]]:
     """``(meta, arrays)`` of a saved live learner, checked: readable, of this format, intact, of this learner
     and objective (each where given)."""
+    meta, archive = open_archive(path, "live-learner file", LiveFileError)
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            meta = json.loads(archive["meta"].tobytes().decode())
+        with archive:
             arrays = {k: archive[k] for k in archive.files if k != "meta"}
-        if not isinstance(meta, dict):
-            raise ValueError("its metadata is not an object")
     except ARCHIVE_ERRORS as err:
         raise LiveFileError(f"{path} is not a readable live-learner file ({err})") from None
     if meta.get("format") != FORMAT:
