@@ -678,7 +678,7 @@ def _place(plan: _Plan) -> _Placed:
         sparse_rows=isinstance(pending[0][0], tuple),
         compiler_options=plan.path.options.compiler_options,
         scale=plan.scale,
-        awaited=0 if plan.late is None else plan.late.awaited + 1,  # and a slot for the scores masked out
+        awaited=0 if plan.late is None else plan.late.ring,
     )
     if restored is None:
         carry = init_fn(hyper[0], keys)

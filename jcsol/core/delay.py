@@ -44,6 +44,12 @@ class Schedule(NamedTuple):
     inline: int  # the rows a round scores in place; rounds where more arrive score the rest in a loop
 
     @property
+    def ring(self) -> int:
+        """The slots of each run's ring of served scores: one per row awaiting its label, and a last one that takes
+        the scores a round computes for no row (:func:`jcsol.core.scan.arriving_scores`)."""
+        return self.awaited + 1
+
+    @property
     def scoring(self) -> tuple[int, bool]:
         """``(rows a round scores in place, whether a round after the first label scores more)``: without the loop
         no round pays for it."""
