@@ -111,7 +111,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .datasets import add_bias, binarize, l2_normalize
-from .stream import EXACT_INTEGERS, SparseRows, first_not_a_number, inexact_integers
+from .stream import EXACT_INTEGERS, SparseRows, check_flags, first_not_a_number, inexact_integers
 
 #: Version 2 adds ``datetime``, ``drop`` and ``bias``, version 3 ``positive``; a state of an earlier version is
 #: read as having none of the settings added after it.
@@ -239,9 +239,7 @@ class TableEncoder:
                 f"positive={positive!r} picks the +1 class of the label column: name it too, "
                 "TableEncoder(..., label='COLUMN', positive=...)"
             )
-        for option, flag in (("bias", bias), ("normalize", normalize)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{option} must be True or False, got {flag!r}")
+        check_flags(bias=bias, normalize=normalize)
         try:
             float_dtype = np.dtype(dtype)
         except TypeError:

@@ -33,6 +33,7 @@ import numpy as np
 from . import metrics
 from .files import atomic_write
 from .report import as_result
+from .stream import check_flags
 
 __all__ = [
     "online_curves",
@@ -107,6 +108,7 @@ def online_curves(
     the online (cumulative) rates in %; *cost* is the cumulative cost ``c_p·M_p + c_n·M_n`` up to round t.
     """
     metrics.check_measure(measure)
+    check_flags(band=band, legend=legend)
     fig, ax = _figure(ax)
     for label, obj in _mapping(results).items():
         res = as_result(obj)

@@ -375,8 +375,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     (``state_``, ``classes_``, ``n_features_in_``, ``n_seen_``, …) and the parameters. Every argument is checked
     before the model is touched, and an interruption during the pass restores the attributes held before it.
     So a ``partial_fit`` after a refused first call is a first call. ``partial_fit`` refuses to continue a model
-    with a learner of another kind or other static options, or another ``dtype`` (changing float
-    hyperparameters, e.g. ``learner__eta``, continues it), and a ``pos_label`` other than ``pos_label_``.
+    with a learner of another kind or other static options, or another ``dtype``, ``normalize`` (kept in
+    ``normalize_``) or ``scale`` (changing float hyperparameters, e.g. ``learner__eta``, continues it), and a
+    ``pos_label`` other than ``pos_label_``.
 
     **Labels.** Any two labels; ``classes_`` holds them sorted. The +1 (rare) class of the learner is
     ``pos_label`` when given; otherwise, in ``fit``, the class with fewer rows in ``y`` (a tie: ``classes_[1]``);
@@ -695,7 +696,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def _check_continues(self, learner: Learner, dtype: np.dtype) -> None:
         """Refuses a ``partial_fit`` whose parameters cannot continue the model fitted so far: another ``dtype``,
         a learner of another kind or other static options (even one whose state has the same layout), another
-        ``scale``, or another ``pos_label``."""
+        ``normalize`` or ``scale``, or another ``pos_label``."""
         model = _state_dtype(self.state_)
         if dtype != model:
             raise ValueError(
@@ -705,6 +706,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"learner={learner!r} cannot continue the model of {self.learner_!r}: another learner, or other "
                 "static options (only float hyperparameters may change between calls); call fit to start over with it"
+            )
+        fitted = getattr(self, "normalize_", None)  # None: fitted by a version that did not keep it
+        if fitted is not None and bool(self.normalize) != fitted:
+            raise ValueError(
+                f"normalize={self.normalize!r} differs from the model's {fitted!r}: its rows were normalised "
+                "otherwise; call fit to start over with it"
             )
         fitted_scale = "online" if getattr(self, "scaler_", None) is not None else None
         if self.scale != fitted_scale:
@@ -841,6 +848,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         state = settings.learner.init(d, jax.random.key(seed), settings.dtype)
         self.state_ = jax.tree.map(np.asarray, state)
         self.scaler_ = jax.tree.map(np.asarray, scaling.init_scaler(settings.scale, d, settings.dtype, False))
+        self.normalize_ = settings.normalize
         self.n_seen_ = np.zeros(2, np.int64)
 
     def _learn(self, batch: _Batch, settings: _Settings, choice: Choice) -> None:

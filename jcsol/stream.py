@@ -443,6 +443,14 @@ def check_costs(costs, n: int) -> np.ndarray:
     return costs
 
 
+def check_flags(**flags) -> None:
+    """Refuses a yes/no option given anything but a bool, naming it: ``rerun="no"`` or ``return_scores=1`` would
+    otherwise read as true."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
 def _count(name: str, value, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -473,9 +481,7 @@ def check_run_options(
     if chunk_size is not None:
         _count("chunk_size", chunk_size, 1)
     _count("checkpoint_every", checkpoint_every, 1)
-    for name, flag in (("record_scores", record_scores), ("progress", progress)):
-        if not (isinstance(flag, (bool, np.bool_)) or (name == "progress" and flag is None)):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    check_flags(record_scores=record_scores, **({} if progress is None else {"progress": progress}))
     if on_chunk is not None and not callable(on_chunk):
         raise TypeError(f"on_chunk must be callable, got {type(on_chunk).__name__}")
     return None if checkpoint is None else check_checkpoint_path(checkpoint)

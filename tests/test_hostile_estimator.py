@@ -533,3 +533,17 @@ def test_a_kernel_learner_has_no_coef():
     clf = OnlineClassifier(jcsol.by_name("NORMA"), random_state=0).fit(X16, Y16)
     assert not hasattr(clf, "coef_")
     assert clf.predict(X16).shape == (16,)
+
+
+@pytest.mark.parametrize(("first", "then"), [(True, False), (False, True)])
+def test_partial_fit_refuses_to_continue_a_model_with_rows_normalised_otherwise(first, then):
+    """The model learnt on rows of one scale would continue on rows of another, as ``scale`` is refused."""
+    clf = OnlineClassifier(normalize=first).partial_fit(X16, Y16, classes=[0, 1])
+    assert clf.normalize_ is first
+    clf.set_params(normalize=then)
+    refused(clf, lambda c: c.partial_fit(X16, Y16), ValueError)
+    with pytest.raises(ValueError, match=f"normalize={then} differs from the model's {first}"):
+        clf.partial_fit(X16, Y16)
+    clf.fit(X16, Y16)  # fit starts over with it
+    assert clf.normalize_ is then
+    clf.partial_fit(X16, Y16)

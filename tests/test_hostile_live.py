@@ -591,3 +591,31 @@ def test_a_store_that_would_outgrow_the_memory_is_refused_before_anything_change
     monkeypatch.undo()
     live.predict(wide, ids=[1, 2, 3, 4])  # with the memory back, the same call is taken
     assert len(live.store) == 4
+
+
+@pytest.mark.parametrize("value", [1, "yes", None, np.array([True])])
+def test_return_scores_is_a_bool_or_refused_before_anything_is_learnt(value):
+    live = Live(LEARNER)
+    live.learn(rows(3), labels(3))
+    refused(live, lambda: live.learn(rows(2, 1), labels(2, 1), return_scores=value), TypeError, "return_scores must be")
+
+
+@pytest.mark.parametrize(
+    "objective",
+    [jcsol.Sum(rho="laplace", alpha_p=0.3), jcsol.Cost(c_p=0.7, c_n=0.3)],
+    ids=["sum", "cost"],
+)
+def test_the_leaderboard_weighs_the_counts_by_the_objective_as_given_not_its_float32_copy(objective):
+    """0.3 and 0.7 are not float32 numbers: the board's copies are about 1e-8 off, so were the figures."""
+    live = Live([jcsol.COG(eta=np.array([0.1, 1.0])), jcsol.PA()], objective)
+    live.learn(rows(300, 5), labels(300, 5))
+    board = live.leaderboard()
+    tp, fn, fp, tn = board.counts.T.astype(np.float64)
+    alpha_p, c_p = (0.3, 0.9) if isinstance(objective, jcsol.Sum) else (0.5, 0.7)
+    assert min(tp + fn) > 0
+    assert min(tn + fp) > 0
+    np.testing.assert_allclose(board.sum, alpha_p * tp / (tp + fn) + (1 - alpha_p) * tn / (tn + fp), rtol=1e-14)
+    np.testing.assert_allclose(board.cost, c_p * fn + (1 - c_p) * fp, rtol=1e-14)
+    stp, sfn, sfp, stn = board.served_counts.astype(np.float64)
+    assert board.served_sum == pytest.approx(alpha_p * stp / (stp + sfn) + (1 - alpha_p) * stn / (stn + sfp), rel=1e-14)
+    assert board.served_cost == pytest.approx(c_p * sfn + (1 - c_p) * sfp, rel=1e-14)

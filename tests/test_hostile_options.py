@@ -426,3 +426,76 @@ def test_a_row_store_with_a_bad_block_size_is_refused_before_its_folder_is_made(
     with pytest.raises(ValueError, match="block_rows must be an integer >= 1, got 0"):
         jcsol.datasets.RowStore.build(source, target, block_rows=0)
     assert not (tmp_path / "new").exists()
+
+
+# -- yes/no options -------------------------------------------------------------------------------------------------
+
+_ROWS = np.random.default_rng(3).standard_normal((40, 3)).astype(np.float32)
+_LABELS = np.where(np.arange(40) % 4 == 0, 1, -1)
+
+
+def _no_run(monkeypatch):
+    """Makes every run of the engine fail the test: a refusal must come before the first."""
+
+    def ran(*args, **kwargs):
+        raise AssertionError("a run started before the option was judged")
+
+    monkeypatch.setattr(jcsol.protocols.cost_sensitive, "run", ran)
+
+
+FLAG_CALLS = {
+    "select_and_rerun rerun": (
+        "rerun",
+        lambda v: jcsol.protocols.select_and_rerun(jcsol.COG(), _ROWS, _LABELS, grid={"eta": [0.1, 1.0]}, rerun=v),
+    ),
+    "select_and_rerun rerun, no grid": (
+        "rerun",
+        lambda v: jcsol.protocols.select_and_rerun(jcsol.COG(), _ROWS, _LABELS, grid={}, rerun=v),
+    ),
+    "offline_vs_laplace rerun": (
+        "rerun",
+        lambda v: jcsol.protocols.offline_vs_laplace(jcsol.COG(), _ROWS, _LABELS, grid={"eta": [0.1]}, rerun=v),
+    ),
+    "cross_validate stratify": (
+        "stratify",
+        lambda v: jcsol.protocols.cross_validate(jcsol.COG(), _ROWS, _LABELS, folds=2, stratify=v),
+    ),
+    "cv_splits stratify": ("stratify", lambda v: jcsol.protocols.cv_splits(_LABELS, 2, stratify=v)),
+    "read_libsvm allow_empty": ("allow_empty", lambda v: jcsol.datasets.read_libsvm(b"", allow_empty=v)),
+    "reproduce_table rerun": ("rerun", lambda v: jcsol.papers.reproduce_table("acog-table2", "nowhere", rerun=v)),
+    "run record_scores": ("record_scores", lambda v: jcsol.run(jcsol.COG(), _ROWS, _LABELS, record_scores=v)),
+    "table bold": ("bold", lambda v: jcsol.table({"a": jcsol.run(jcsol.COG(), _ROWS, _LABELS)}, bold=v)),
+}
+
+
+@pytest.mark.parametrize("value", ["no", 1, None, np.array([True, False])], ids=["text", "one", "None", "array"])
+@pytest.mark.parametrize("call", sorted(FLAG_CALLS))
+def test_a_yes_no_option_is_a_bool_or_refused_before_any_run(call, value, monkeypatch):
+    """``"no"`` and ``1`` once read as true and ``None`` as false: the selection re-run, the folds stratified, an
+    empty file accepted."""
+    name, make = FLAG_CALLS[call]
+    if call != "table bold":
+        _no_run(monkeypatch)
+    with pytest.raises(TypeError, match=f"^{name} must be True or False, got "):
+        make(value)
+
+
+def test_a_yes_no_option_given_as_a_bool_is_honoured():
+    assert len(jcsol.datasets.read_libsvm(b"", allow_empty=np.bool_(True))[1]) == 0
+    with pytest.raises(ValueError, match="no examples"):
+        jcsol.datasets.read_libsvm(b"", allow_empty=False)
+    plain = jcsol.protocols.cv_splits(_LABELS, 4, seed=0, stratify=False)
+    dealt = jcsol.protocols.cv_splits(_LABELS, 4, seed=0, stratify=True)
+    per_fold = [int(np.sum(_LABELS[rows] > 0)) for rows in dealt.test]
+    assert max(per_fold) - min(per_fold) <= 1  # 10 positives dealt to 4 folds: 2 or 3 in each
+    assert not all(np.array_equal(a, b) for a, b in zip(plain.test, dealt.test))
+
+
+def test_the_plots_refuse_a_band_or_legend_that_is_no_bool():
+    pytest.importorskip("matplotlib")
+    from jcsol import plots
+
+    result = jcsol.run(jcsol.COG(), _ROWS, _LABELS, perms=2, curve_points=4)
+    for option in ("band", "legend"):
+        with pytest.raises(TypeError, match=f"{option} must be True or False, got 'no'"):
+            plots.online_curves({"COG": result}, **{option: "no"})

@@ -28,7 +28,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..stream import SparseRows, check_features, check_fits, is_scipy_sparse
+from ..stream import SparseRows, check_features, check_fits, check_flags, is_scipy_sparse
 from . import synthetic
 from .libsvm import add_bias, check_n_features, file_bytes, iter_libsvm_blocks, read_libsvm
 from .rowstore import RowStore, RowStoreError
@@ -171,13 +171,6 @@ def binarize(labels: np.ndarray, positive=None) -> np.ndarray:
     )
 
 
-def check_options(**flags) -> None:
-    """Refuses a yes/no option given anything but a bool (``normalize="no"`` would read as true)."""
-    for name, value in flags.items():
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {value!r}")
-
-
 def check_float_dtype(dtype) -> np.dtype:
     """``dtype`` as float32 or float64, refusing any other dtype (integer features would be rounded)."""
     try:
@@ -289,7 +282,7 @@ def load(
         raise TypeError(f"name_or_path must be a dataset name or a path, got {type(name_or_path).__name__}")
     if n_features is not None:
         check_n_features(n_features)
-    check_options(normalize=normalize, bias=bias, sparse=sparse)
+    check_flags(normalize=normalize, bias=bias, sparse=sparse)
     dtype = check_float_dtype(dtype)
     raw, shipped_d = _read_bytes(name_or_path)
     rows, labels = read_libsvm(

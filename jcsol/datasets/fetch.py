@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from ..files import atomic_write
+from ..stream import check_flags
 
 __all__ = ["fetch", "REGISTRY", "Remote", "ChecksumError", "DownloadError", "cache_path", "DEFAULT_BASE_URL"]
 
@@ -278,14 +279,14 @@ def _check_fetch_arguments(name, cache_dir, base_url, sha256, max_attempts, time
     """Every argument of :func:`fetch` checked before anything is downloaded."""
     import inspect
 
-    from . import check_float_dtype, check_options, load
+    from . import check_float_dtype, load
     from .libsvm import check_n_features
 
     if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"unknown dataset {name!r}; fetch knows {', '.join(sorted(REGISTRY))}")
     if not isinstance(base_url, str):
         raise TypeError(f"base_url must be a URL string, got {base_url!r}")
-    check_options(allow_http=allow_http)
+    check_flags(allow_http=allow_http)
     scheme = urllib.parse.urlsplit(base_url).scheme.lower()
     if scheme != "https" and not (allow_http and scheme == "http"):
         raise ValueError(f"base_url {base_url!r} is not https; pass allow_http=True to fetch over plain http")
@@ -305,7 +306,7 @@ def _check_fetch_arguments(name, cache_dir, base_url, sha256, max_attempts, time
         )
     if load_kwargs.get("n_features") is not None:
         check_n_features(load_kwargs["n_features"])
-    check_options(**{k: load_kwargs[k] for k in ("normalize", "sparse") if k in load_kwargs})
+    check_flags(**{k: load_kwargs[k] for k in ("normalize", "sparse") if k in load_kwargs})
     if "dtype" in load_kwargs:
         check_float_dtype(load_kwargs["dtype"])
     root = cache_path(cache_dir)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..stream import SparseRows, is_scipy_sparse
+from ..stream import SparseRows, check_flags, is_scipy_sparse
 
 #: The largest feature index a file may hold (1-based): indices are stored as int32.
 MAX_INDEX = 2**31 - 1
@@ -56,6 +56,7 @@ def read_libsvm(
     """
     if n_features is not None:
         check_n_features(n_features)
+    check_flags(allow_empty=allow_empty)
     if isinstance(text, bytes):
         if text[:2] in (b"\xff\xfe", b"\xfe\xff"):
             raise ValueError(

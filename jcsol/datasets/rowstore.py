@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..stream import SparseRows, check_features, check_fits
+from ..stream import SparseRows, check_features, check_fits, check_flags
 from .libsvm import MAX_INDEX, check_block_rows, check_n_features, iter_libsvm_blocks, read_libsvm
 
 FORMAT = 1
@@ -143,14 +143,14 @@ class RowStore:
         ``directory`` may be missing, empty, or hold a row store, which is replaced only once the new one is
         complete; a folder holding anything else is refused.
         """
-        from . import binarize, check_float_dtype, check_options, l2_normalize
+        from . import binarize, check_float_dtype, l2_normalize
 
         source, directory = Path(source), Path(directory)
         if not source.is_file():
             raise FileNotFoundError(f"{source}: no such file")
         if n_features is not None:
             check_n_features(n_features)
-        check_options(normalize=normalize)
+        check_flags(normalize=normalize)
         dtype = check_float_dtype(dtype)
         block_rows = check_block_rows(block_rows)
         _check_target(directory)

@@ -47,7 +47,7 @@ from ..files import check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
-from ..stream import SparseRows, check_features, check_fits, is_scipy_sparse
+from ..stream import SparseRows, check_features, check_fits, check_flags, is_scipy_sparse
 from . import files
 from .arguments import batch_sizes_of, count, encoder_of, key_of, n_features_of, on_full_of
 from .backend import Backend
@@ -169,6 +169,12 @@ class Live:
         # one learner: its grid's shape; a list: the configurations of all, one after the other
         self.grid_shape = grids[0][0] if len(learners) == 1 else (self.n_grid,)
         self._flat_objective = jax.tree.map(lambda *a: np.concatenate(a), *(obj for _, _, obj in grids))
+        # the leaderboard's weights of the measures, as given: the board's are rounded to the working dtype
+        exact = [flatten_grid(each, objective, np.float64)[2].measure_weights() for each in learners]
+        self._measure_weights = tuple(
+            np.concatenate([np.broadcast_to(np.asarray(w[i], np.float64), (n,)) for w, n in zip(exact, self._sizes)])
+            for i in (0, 1)
+        )
         window = self.selection.window  # the board's scores of the last events, every configuration's
         require_memory(
             self.n_grid * window * np.dtype(self.dtype).itemsize + window,
@@ -249,6 +255,7 @@ class Live:
         """
         if (X is None) == (ids is None) or (y is None and ids is not None):
             raise TypeError("call learn(X, y) or learn(ids=ids, y=y)")
+        check_flags(return_scores=return_scores)
         y = labels(self._table_labels(X) if y is None else y)
         keys = None
         arrival: np.ndarray | None
@@ -348,9 +355,7 @@ class Live:
         on_device = self.board
         board = jax.tree.map(np.asarray, on_device)
         window_auc, window_ap = window_measures(on_device)
-        alpha_p, c_p = (
-            np.broadcast_to(np.asarray(v, np.float64), (self.n_grid,)) for v in self._flat_objective.measure_weights()
-        )
+        alpha_p, c_p = self._measure_weights
         params = grid_params(self.learners, self._sizes, self.objective)
         weights = np.exp(board.log_weights.astype(np.float64))
         return Leaderboard(

@@ -17,6 +17,7 @@ from ..datasets import DATASETS, DataMissing, load_dataset
 from ..engine import run
 from ..objective import Cost, Objective, Sum
 from ..protocols import cross_validate, default_grid, select_and_rerun
+from ..stream import check_flags
 from .comparison import Comparison
 from .tables import TABLES, TableSpec
 from .values import paper_values
@@ -78,6 +79,7 @@ def reproduce_table(
     """
     if table not in TABLES:
         raise ValueError(f"unknown table {table!r}; choose from {', '.join(TABLES)}")
+    check_flags(rerun=rerun)
     spec = TABLES[table]
     start = time.perf_counter()
     say = log or (lambda _: None)

@@ -30,6 +30,7 @@ from ..grids import decades
 from ..grids import grid as product_grid
 from ..objective import Cost, Objective, Sum
 from ..result import Result
+from ..stream import check_flags
 from .splits import cv_splits
 
 __all__ = [
@@ -229,6 +230,7 @@ def select_and_rerun(
         A :class:`Selection`.
     """
     measure = metrics.check_measure(measure or _default_measure(objective))
+    check_flags(rerun=rerun)
     learner_grid, axes = _with_grid(learner, grid)
     X, y, run_kwargs = on_stream(X, y, run_kwargs)
     if not axes:
@@ -366,6 +368,7 @@ def cross_validate(
         A :class:`CrossValidation`; ``.held_out()`` is the per-fold held-out measure, ``.setting`` the choices.
     """
     metrics.check_measure(measure)
+    check_flags(stratify=stratify)
     X, y, run_kwargs = on_stream(X, y, run_kwargs)
     y_arr = labels_of(X, y)
     splits = cv_splits(y_arr, folds, repeats, _numpy_rng(key), stratify=stratify)

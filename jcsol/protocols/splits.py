@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..stream import check_labels
+from ..stream import check_flags, check_labels
 
 __all__ = ["Splits", "cv_splits"]
 
@@ -55,6 +55,7 @@ def cv_splits(y, folds: int = 5, repeats: int = 1, seed=0, *, subset=None, strat
     """
     folds = _count(folds, "folds", 2)
     repeats = _count(repeats, "repeats", 1)
+    check_flags(stratify=stratify)
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be one label per row, got shape {y.shape}")

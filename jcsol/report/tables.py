@@ -11,6 +11,7 @@ import numpy as np
 from .. import metrics
 from ..objective import Cost
 from ..result import Result
+from ..stream import check_flags
 from .records import as_results, measure_values
 
 __all__ = ["table", "render", "mean_std", "default_measures", "title", "FORMATS"]
@@ -154,8 +155,7 @@ def table(results: Mapping[str, Any] | Any, measures=None, fmt: str = "text", bo
     results = as_results(results)
     if not results:
         raise ValueError("no results to tabulate")
-    if not isinstance(bold, (bool, np.bool_)):
-        raise TypeError(f"bold must be True or False, got {bold!r}")
+    check_flags(bold=bold)
     if isinstance(measures, str):  # one measure, not its letters
         measures = (measures,)
     measures = tuple(measures or default_measures(next(iter(results.values()))))
