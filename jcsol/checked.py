@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import row_extents
 from .core.checks import resolve_dtype
+from .core.placement import aligned
 from .datasets.rowstore import RowStore
 from .stream import (
     SparseRows,
@@ -68,9 +69,9 @@ class Rows:
 
     def __init__(self, X: np.ndarray | SparseRows, dtype: np.dtype) -> None:
         if isinstance(X, SparseRows):
-            X = SparseRows(_frozen(X.indices), _frozen(X.values.astype(dtype)), X.n_features)
+            X = SparseRows(_frozen(X.indices), _frozen(X.values.astype(dtype, copy=False)), X.n_features)
         else:
-            X = _frozen(X.astype(dtype))
+            X = _frozen(X.astype(dtype, copy=False))
         self.X, self.dtype = X, dtype
         self.extents = row_extents(X.values if isinstance(X, SparseRows) else X)
         self._placed: dict[Hashable, Any] = {}
@@ -113,7 +114,7 @@ class Stream:
             X, y, costs, self.dtype = checked_stream(X, y, costs, dtype)
             self.rows = Rows(X, self.dtype)
         self.y = _frozen(y)
-        self.costs = None if costs is None else _frozen(costs.astype(self.dtype))
+        self.costs = None if costs is None else _frozen(costs.astype(self.dtype, copy=False))
         self._labels: dict[Hashable, Any] = {}
         self._of_orders: dict[Hashable, Any] = {}
 
@@ -182,6 +183,7 @@ def _kept(store: dict, key: Hashable, build: Callable[[], Any], most: int) -> An
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)  # a copy: the caller's array may change
+    """A read-only copy of ``a`` (the caller's array may change), aligned so that CPU devices read it in place."""
+    a = aligned(np.asarray(a), copy=True)
     a.flags.writeable = False
     return a

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse
 
 import jcsol
-from jcsol.core import programs, scan
+from jcsol.core import placement, programs, scan
 
 
 def _chunks_compiled(monkeypatch, learner, X, y, **kw):
@@ -65,6 +65,55 @@ def test_the_rows_lie_where_the_chunk_reads_them(monkeypatch, stream, sparse, de
             assert leaf.sharding.is_equivalent_to(sharding, leaf.ndim), (leaf.shape, leaf.sharding, sharding)
         rows_bytes = sum(a.nbytes for a in jax.tree.leaves(data[0]))
         assert fn.memory_analysis().temp_size_in_bytes < rows_bytes / 4
+
+
+def _pointers(array: jax.Array) -> list[int]:
+    return [shard.data.unsafe_buffer_pointer() for shard in array.addressable_shards]
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_cpu_devices_read_large_rows_where_they_lie_one_buffer_for_all(devices):
+    """An aligned host array placed whole is read in place by every CPU device (no copy at all); another is
+    copied once, into aligned memory that every device reads, rather than once per device. Small arrays are
+    placed as JAX places them."""
+    if len(jax.local_devices()) < devices:
+        pytest.skip(f"needs {devices} devices")
+    place = placement.Local(tuple(jax.local_devices()[:devices]))
+    rows = np.random.default_rng(0).standard_normal((4096, 123), dtype=np.float32)  # 2 MB
+    aligned = placement.aligned(rows, copy=True)
+    assert aligned.ctypes.data % placement.CPU_ALIGNMENT == 0
+    assert placement.aligned(aligned) is aligned
+    buffer = np.empty(rows.nbytes + 64, np.uint8)
+    start = (16 - buffer.ctypes.data) % 64  # 16 bytes past a multiple of 64, as NumPy often allocates
+    unaligned = buffer[start : start + rows.nbytes].view(np.float32).reshape(rows.shape)
+    unaligned[...] = rows
+    assert unaligned.ctypes.data % placement.CPU_ALIGNMENT != 0
+
+    in_place = place.whole(aligned)
+    assert _pointers(in_place) == [aligned.ctypes.data] * devices
+    copied = place.whole(unaligned)
+    pointers = _pointers(copied)
+    assert len(set(pointers)) == 1
+    assert pointers[0] != unaligned.ctypes.data
+    assert pointers[0] % placement.CPU_ALIGNMENT == 0
+    for placed in (in_place, copied):
+        assert placed.shape == rows.shape
+        for shard in placed.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), rows)
+    small = place.whole(np.arange(10, dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(small), np.arange(10))
+
+
+def test_a_streams_rows_are_placed_without_a_copy(monkeypatch):
+    """A :class:`jcsol.Stream`'s own copy of the rows is aligned: the chunks read it where it lies."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6000, 64), dtype=np.float32)
+    stream = jcsol.Stream(X, np.where(rng.random(6000) < 0.2, 1, -1))
+    assert stream.X.ctypes.data % placement.CPU_ALIGNMENT == 0
+    assert not stream.X.flags.writeable
+    seen = _chunks_compiled(monkeypatch, jcsol.COG(eta=jcsol.decades()), stream, None, perms=2, chunk_size=3000)
+    for _, args in seen:
+        assert set(_pointers(args[2][0])) == {stream.X.ctypes.data}
 
 
 def test_the_kernel_reads_rows_padded_once():
