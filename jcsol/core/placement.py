@@ -40,7 +40,8 @@ def runs_here(n_units: int) -> int:
 #: The alignment from which XLA's CPU devices read a host array where it lies: ``jax.device_put`` then makes no
 #: copy (jaxlib 0.8 to 0.10 alike; an array at a multiple of 16 or 32 bytes is copied).
 CPU_ALIGNMENT = 64
-#: Host arrays from this size on are placed on CPU devices by :func:`aligned` memory that they all read.
+#: Host arrays from this size on are placed on CPU devices as one buffer of :func:`aligned` memory that they all
+#: read; smaller ones as ``jax.device_put`` places them.
 SHARED_BYTES = 1 << 20
 
 
