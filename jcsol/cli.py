@@ -422,9 +422,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--objective", choices=["sum", "cost"], default="sum")
     run.add_argument(
         "--scale",
-        choices=["online"],
-        help="standardise each feature inside the round, row t of each run by the rows before it (dense rows "
-        "centred and scaled, sparse rows scaled; default: the rows as given)",
+        choices=["online", "both"],
+        help="online: standardise each feature inside the round, row t of each run by the rows before it (dense "
+        "rows centred and scaled, sparse rows scaled); both: each learner on the rows as given and, as 'NAME "
+        "scaled', on the rows so standardised (default: the rows as given)",
     )
     run.add_argument(
         "--delay",
@@ -637,6 +638,11 @@ def _run(args: argparse.Namespace) -> str:
                 f"--save with --all saves one learner's whole grid, and this run has {len(learners)} learners "
                 f"({', '.join(learners)}): give one --learner, or leave out --all to save the best selected one"
             )
+        if args.all and args.scale == "both":
+            raise UsageError(
+                "--save with --all saves one learner's whole grid, and --scale both runs it twice (as given and "
+                "scaled): give --scale online or leave it out, or leave out --all to save the best selected one"
+            )
     unused = sorted(set(axes) - {k for _, usable in learners.values() for k in usable})
     if unused and args.grid:
         raise UsageError(
@@ -672,8 +678,15 @@ def _run(args: argparse.Namespace) -> str:
     record_scores = alerting or metrics.of_scores(select) or any(metrics.of_scores(m) for m in args.measures or ())
     rows: dict[str, Result] = {}
     chosen: dict[str, dict[str, float]] = {}
+    scales: dict[str, str | None] = {}  # each row's scaling
     stream = jcsol.Stream(X, y)  # checked and placed once for every learner's calls
-    for name, (learner, usable) in learners.items():
+    row_runs = [
+        (f"{name} scaled" if scale and args.scale == "both" else name, learner, usable, scale)
+        for name, (learner, usable) in learners.items()
+        for scale in ([None, "online"] if args.scale == "both" else [args.scale])
+    ]
+    for name, learner, usable, scale in row_runs:
+        scales[name] = scale
         started = time.perf_counter()
         if args.all:
             res = jcsol.run(
@@ -685,7 +698,7 @@ def _run(args: argparse.Namespace) -> str:
                 key=args.key,
                 curve_points=curve_points,
                 record_scores=record_scores,
-                scale=args.scale,
+                scale=scale,
                 **late,
             )
             rows[name], chosen[name] = _alerted(res, args), {}
@@ -703,7 +716,7 @@ def _run(args: argparse.Namespace) -> str:
             rerun=args.rerun,
             curve_points=curve_points,
             record_scores=record_scores,
-            scale=args.scale,
+            scale=scale,
             **late,
         )
         rows[name], chosen[name] = _alerted(sel.result, args), sel.chosen
@@ -715,7 +728,8 @@ def _run(args: argparse.Namespace) -> str:
         + ("the file's order, one run per grid point" if file_order else f"{args.perms} permutations")
         + f"; objective {args.objective}"
         + ("; a constant feature 1 appended to every row (--bias)" if args.bias else "")
-        + ("; each feature standardised online (--scale online)" if args.scale else "")
+        + ("; each feature standardised online (--scale online)" if args.scale == "online" else "")
+        + ("; each learner on the rows as given and standardised online (--scale both)" if args.scale == "both" else "")
         + (
             ""
             if delay is None
@@ -777,7 +791,7 @@ def _run(args: argparse.Namespace) -> str:
         png, svg = plots.save(fig, args.plot)
         out.append(f"wrote {png} and {svg}")
     if args.save:
-        out.append(_save_model(args, rows, stream, objective, encoder, select))
+        out.append(_save_model(args, rows, scales, stream, objective, encoder, select))
     return "\n".join(out)
 
 
@@ -793,7 +807,7 @@ def _alerted(res, args: argparse.Namespace):
     return res
 
 
-def _save_model(args: argparse.Namespace, rows: dict, stream, objective, encoder, select: str) -> str:
+def _save_model(args: argparse.Namespace, rows: dict, scales: dict, stream, objective, encoder, select: str) -> str:
     """``--save``: the selected configuration of the learner whose selected configuration has the best mean of
     the selecting measure (``select``) in the table (with ``--all``, the one learner's whole grid), learnt on every
     row in the file's order (``perms="stream"``, its scores recorded for the budget's history), saved as a model
@@ -813,7 +827,7 @@ def _save_model(args: argparse.Namespace, rows: dict, stream, objective, encoder
         objective=objective,
         key=args.key,
         record_scores=True,
-        scale=args.scale,
+        scale=scales[name],
         progress=False,
     )
     model = trained.model(data=args.data, measure=None if args.all else select)

@@ -15,11 +15,17 @@ Two definitions, by the kind of rows (``jcsol.run(..., scale="online")``):
   and a pairwise algorithm for computing sample variances*, 1979: the pooled variance of the non-zeros and the
   ``n − k_j`` zeros). scikit-learn's ``StandardScaler(with_mean=False)`` scales sparse rows the same way.
 
-A feature of no variance yet (every row so far equal, or no row yet: the first round's row) scales to 0, as
-river's does. The statistics are kept per run beside its state (:attr:`jcsol.core.rounds.Carry.scaler`), in the
-rows' dtype, so a checkpoint, a resumed run and a saved live learner carry them. The count of rows is in that
-dtype too: exact up to 2**24 rows in float32 (2**53 in float64); beyond, it stays there, and each new row weighs
-``2**-24`` in the mean and the variance: an exponential average over that horizon.
+A feature of no variance yet (every row so far equal, or no row yet: the first round's row) has nothing to be
+scaled by: a value other than the mean so far scales to 0, as river's does, and a value equal to it passes as
+given. So a constant feature stays the constant it is (from the second row on): the bias of
+:func:`jcsol.datasets.add_bias` (``bias=True`` where rows are loaded) remains the learner's offset on scaled rows,
+which centring would otherwise leave without one (river's scaler maps such a feature to 0; its logistic regression
+has an intercept of its own).
+
+The statistics are kept per run beside its state (:attr:`jcsol.core.rounds.Carry.scaler`), in the rows' dtype,
+so a checkpoint, a resumed run and a saved live learner carry them. The count of rows is in that dtype too: exact
+up to 2**24 rows in float32 (2**53 in float64); beyond, it stays there, and each new row weighs ``2**-24`` in the
+mean and the variance: an exponential average over that horizon.
 """
 
 from __future__ import annotations
@@ -72,11 +78,13 @@ def scaled(scaler, x: Vector) -> Vector:
     if scaler is None:
         return x
     if isinstance(scaler, DenseScaler):
-        return _ratio(densify(x, scaler.mean.shape[0]) - scaler.mean, scaler.var)
+        x = densify(x, scaler.mean.shape[0])
+        return _ratio(x, x - scaler.mean, scaler.var, scaler.mean)
     if isinstance(x, SparseVector):
-        var = _pooled(scaler.n, scaler.k[x.indices], scaler.mean[x.indices], scaler.var[x.indices])
-        return SparseVector(x.indices, _ratio(x.values, var))
-    return _ratio(x, _pooled(scaler.n, scaler.k, scaler.mean, scaler.var))
+        mean = scaler.mean[x.indices]
+        var = _pooled(scaler.n, scaler.k[x.indices], mean, scaler.var[x.indices])
+        return SparseVector(x.indices, _ratio(x.values, x.values, var, mean))
+    return _ratio(x, x, _pooled(scaler.n, scaler.k, scaler.mean, scaler.var), scaler.mean)
 
 
 def updated(scaler, x: Vector):
@@ -117,7 +125,7 @@ def _pooled(n, k, mean, var):
     return (k * var + k * (n - k) / safe_n * mean * mean) / safe_n
 
 
-def _ratio(centred, var):
-    """``centred / √var``, 0 where the variance is 0 (river's ``safe_div``)."""
+def _ratio(x, centred, var, mean):
+    """``centred / √var``; where the variance is 0, ``x`` where it equals ``mean`` (a constant feature), else 0."""
     positive = var > 0
-    return jnp.where(positive, centred / jnp.sqrt(jnp.where(positive, var, 1)), 0)
+    return jnp.where(positive, centred / jnp.sqrt(jnp.where(positive, var, 1)), jnp.where(x == mean, x, 0))

@@ -42,14 +42,13 @@ from ..base import Learner, beyond_row_scales
 from ..batches import bucket
 from ..core.checks import check_grid_blocks, check_memory, flatten_grid, require_memory, resolve_dtype
 from ..core.chunks import check_path
-from ..core.scaling import check_scale
 from ..files import check_writable
 from ..grids import check_grid
 from ..metrics import sensitivity, specificity, weighted_cost, weighted_sum
 from ..objective import Objective, Sum
 from ..stream import SparseRows, check_features, check_fits, check_flags, is_scipy_sparse
 from . import files
-from .arguments import batch_sizes_of, count, encoder_of, key_of, n_features_of, on_full_of
+from .arguments import batch_sizes_of, count, encoder_of, key_of, n_features_of, on_full_of, scales_of
 from .backend import Backend
 from .batches import MAX_BATCH, device_rows, is_matrix, labels, pad, pieces, sum_is_finite, take
 from .board import Board, Selection, window_measures
@@ -104,7 +103,9 @@ class Live:
             event is scaled by the statistics of the labelled events learnt before it, for learning and for
             predicting (:mod:`jcsol.core.scaling`); the kind of the rows the learner starts with (sparse rows,
             or a table encoder's, scaled without centring; dense rows centred and scaled) fixes the definition.
-            The statistics are saved with the learner. ``None`` (default): the rows as given.
+            The statistics are saved with the learner. ``None`` (default): the rows as given. For a list of
+            learners, a list of one value a learner: ``Live([learner, learner], scale=[None, "online"])`` serves
+            the same grid on the rows as given and on scaled rows from one board.
 
     Every argument is checked when the learner is made, and a refusal names it (:mod:`jcsol.live.arguments`).
     A refused call of ``predict``, ``learn``, ``pending`` or ``scores`` changes nothing: the states, the board,
@@ -134,11 +135,12 @@ class Live:
     ):
         objective = Sum(rho="laplace") if objective is None else objective
         check_path(path, jax.default_backend())
-        check_scale(scale)
-        self.scale = scale
         learners = tuple(learner) if isinstance(learner, (list, tuple)) else (learner,)
         if not learners:
             raise ValueError("learner: an empty list of learners")
+        scales = scales_of(scale, len(learners))
+        self.scale = scale if scale is None or isinstance(scale, str) else list(scales)
+        self._learner_scales = scales
         for each in learners:
             if not isinstance(each, Learner):
                 raise TypeError(f"learner must be a jcsol learner or a list of them, got {type(each).__name__}")
@@ -189,9 +191,9 @@ class Live:
         init_key = jax.random.split(jax.random.key(self.key))[1]  # as jcsol.run derives it from key
         held = (self._flat_objective, self._sizes)
         self._backend: Backend = (
-            Units(flat, *held, self.grid_blocks, init_key, self.selection, self.dtype, path, scale)
+            Units(flat, *held, self.grid_blocks, init_key, self.selection, self.dtype, path, scales)
             if self.grid_blocks > 1 or jax.process_count() > 1
-            else Packed(flat, *held, init_key, self.selection, self.dtype, path, scale)
+            else Packed(flat, *held, init_key, self.selection, self.dtype, path, scales)
         )
         self._scales: dict[int, tuple[float, float]] = {}  # the rows' scales every learner holds on, per width
         self._saves = 0  # the generation of a share saved over several processes
@@ -357,6 +359,9 @@ class Live:
         window_auc, window_ap = window_measures(on_device)
         alpha_p, c_p = self._measure_weights
         params = grid_params(self.learners, self._sizes, self.objective)
+        if len(set(self._learner_scales)) > 1:  # the same learner on the rows as given and on scaled ones
+            scaled = np.repeat([scale or "none" for scale in self._learner_scales], self._sizes)
+            params = {"learner": params["learner"], "scale": scaled, **params}
         weights = np.exp(board.log_weights.astype(np.float64))
         return Leaderboard(
             params=params,

@@ -49,8 +49,8 @@ class Packed:
         key: the key of the learners' initial states (:func:`jcsol.run`'s).
         selection, dtype: the board's rule and the working dtype.
         path: the chunk backend of the batches, as :func:`jcsol.run` takes it (:func:`batch_choices`).
-        scale: the rows' scaling inside the round, as :func:`jcsol.run` takes it (:mod:`jcsol.core.scaling`):
-            its statistics are part of each learner's carry.
+        scales: each learner's scaling of the rows inside the round, as :func:`jcsol.run` takes it
+            (:mod:`jcsol.core.scaling`): its statistics are part of the learner's carry.
     """
 
     spread: Spread | None = None  # one process holds the whole grid
@@ -64,11 +64,11 @@ class Packed:
         selection: Selection,
         dtype,
         path: Any = "auto",
-        scale: str | None = None,
+        scales: tuple = (),
     ):
         self.shared = jax.device_put((learners, objective))
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
-        self.scale = scale
+        self.scales = scales or (None,) * len(sizes)
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.buffers: tuple | None = None
         self.packing: Packing | None = None
@@ -83,17 +83,17 @@ class Packed:
     def start(self, d: int, sparse_rows: bool, description: dict) -> None:
         keys = jax.random.split(self.key, 1)
         carry = []
-        for flat, size in zip(self.shared[0], self.sizes):
+        for flat, size, scale in zip(self.shared[0], self.sizes, self.scales):
             init = _compiled(
-                ("init", signature((flat, keys)), d, str(self.dtype), size, self.scale, sparse_rows),
-                lambda size=size, flat=flat: jax.jit(
+                ("init", signature((flat, keys)), d, str(self.dtype), size, scale, sparse_rows),
+                lambda size=size, flat=flat, scale=scale: jax.jit(
                     functools.partial(
                         init_carry,
                         n_grid=size,
                         n_curve=0,
                         d=d,
                         dtype=self.dtype,
-                        scale=self.scale,
+                        scale=scale,
                         sparse_rows=sparse_rows,
                     ),
                     compiler_options=compile_options(),

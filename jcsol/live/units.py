@@ -55,7 +55,8 @@ class Units:
         selection, dtype: the board's rule and the working dtype.
         path: the chunk backend of the batches, as :func:`jcsol.run` takes it
             (:func:`jcsol.live.backend.batch_choices`).
-        scale: the rows' scaling inside the round, as :func:`jcsol.run` takes it (:mod:`jcsol.core.scaling`).
+        scales: each learner's scaling of the rows inside the round, as :func:`jcsol.run` takes it
+            (:mod:`jcsol.core.scaling`).
     """
 
     def __init__(
@@ -68,10 +69,11 @@ class Units:
         selection: Selection,
         dtype,
         path: Any = "auto",
-        scale: str | None = None,
+        scales: tuple = (),
     ):
         self.sizes, self.blocks, self.selection, self.dtype = sizes, blocks, selection, dtype
-        self.path, self.flat, self.scale = path, (learners, objective), scale
+        self.path, self.flat = path, (learners, objective)
+        self.scales = scales or (None,) * len(sizes)
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
@@ -231,7 +233,7 @@ class Units:
         """Every learner's initial carry, leaves of shape ``(units, block, …)``, laid out for sparse rows or dense
         ones."""
         carries = []
-        for (learner, _), block in zip(self.hyper, self.block_sizes):
+        for (learner, _), block, scale in zip(self.hyper, self.block_sizes, self.scales):
             init, _, _ = compiled_init(
                 learner,
                 self.keys,
@@ -242,7 +244,7 @@ class Units:
                 devices=self.devices,
                 per_unit=self.per_unit,
                 sparse_rows=sparse_rows,
-                scale=self.scale,
+                scale=scale,
             )
             carries.append(init(learner, self.keys))
         return jax.device_put(tuple(carries), self.formats(tuple(carries), sparse_rows))
