@@ -92,11 +92,9 @@ def n_features_of(n_features, encoder) -> int | None:
 def scales_of(scale, n_learners: int) -> tuple:
     """Each learner's ``scale=`` (:mod:`jcsol.core.scaling`): one value for every learner of the list, or a list of
     one value a learner, so that one board serves the same grid on the rows as given and on scaled rows."""
-    if scale is None or isinstance(scale, str):
-        check_scale(scale)
+    if scale is None or isinstance(scale, str) or not isinstance(scale, Sequence):
+        check_scale(scale)  # refuses any other value than None and "online"
         return (scale,) * n_learners
-    if not isinstance(scale, Sequence):
-        check_scale(scale)
     if len(scale) != n_learners:
         raise ValueError(f"scale: a list of {len(scale)} values for {n_learners} learners; give one a learner")
     for each in scale:
