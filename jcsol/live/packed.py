@@ -63,12 +63,12 @@ class Packed:
         key: jax.Array,
         selection: Selection,
         dtype,
-        path: Any = "auto",
-        scales: tuple = (),
+        path: Any,
+        scales: tuple,
     ):
         self.shared = jax.device_put((learners, objective))
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
-        self.scales = scales or (None,) * len(sizes)
+        self.scales = scales
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.buffers: tuple | None = None
         self.packing: Packing | None = None

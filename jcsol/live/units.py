@@ -68,12 +68,12 @@ class Units:
         key: jax.Array,
         selection: Selection,
         dtype,
-        path: Any = "auto",
-        scales: tuple = (),
+        path: Any,
+        scales: tuple,
     ):
         self.sizes, self.blocks, self.selection, self.dtype = sizes, blocks, selection, dtype
         self.path, self.flat = path, (learners, objective)
-        self.scales = scales or (None,) * len(sizes)
+        self.scales = scales
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
         self.per_unit = blocks > 1
         at_least = 2 if self.per_unit else 1
