@@ -1327,7 +1327,6 @@ def _learners(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _loop_kernels_in_own_process()
     args = _parser().parse_args(argv)
     try:
         command = {"reproduce": _reproduce, "learners": _learners, "score": _score}.get(args.command, _run)
@@ -1345,20 +1344,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jcsol: error: {type(err).__name__}: {err}".replace("\n", " "), file=sys.stderr)
         return 2
     return 0
-
-
-def _loop_kernels_in_own_process() -> None:
-    """The ``jcsol`` command's process is jcsol's own: XLA compiles each of its scans as one kernel
-    (:func:`jcsol.xla_cpu.use_loop_kernels`; over a9a on 2 cores one PA-I run took 31 ms against 67, the 220-run
-    protocol 0.22 s against 0.30 s), unless ``JCSOL_XLA_CPU`` says otherwise, the CPU is not x86-64, or JAX has
-    started already (``main`` called inside a program, whose other computations keep their compilation). Its
-    runs then give the bits of ``JCSOL_XLA_CPU=loops``, which differ from the default's in the last bits of
-    sparse rows' states (their updates are written without scatter there)."""
-    from . import xla_cpu
-    from .devices import backends_started
-
-    if xla_cpu.setting() == "" and xla_cpu.is_x86() and not backends_started():
-        xla_cpu.use_loop_kernels()
 
 
 if __name__ == "__main__":

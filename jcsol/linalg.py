@@ -5,10 +5,11 @@ A learner that writes its step with these functions (and sets ``sparse_steps = T
 of a dense ``(d,)`` array, and nothing of size ``d`` is touched but the entries the row names.
 
 A sparse row's entries are added by :func:`add_at`, a slice write per entry rather than a scatter: XLA compiles
-a scan whose body holds a scatter as one small kernel per operation, a scan without one as a single kernel when
-whole-loop kernels are on (:func:`jcsol.xla_cpu.use_loop_kernels`), at two to three times the events/s for a
-sparse step. Where XLA keeps its small kernels (the default, or a loop compiled for an accelerator), the slice
-writes would be more of them than one scatter, and :func:`add_at` scatters.
+a scan whose body holds a scatter as one small kernel per operation, a scan without one as a single kernel where
+it is marked to (:mod:`jcsol.whole_loops`) or whole-loop kernels are on (:func:`jcsol.xla_cpu.use_loop_kernels`),
+at two to three times the events/s for a sparse step. Where XLA keeps its small kernels (an unmarked loop, or
+one compiled for an accelerator), the slice writes would be more of them than one scatter, and :func:`add_at`
+scatters.
 
 Inside a GPU kernel's own loop over rounds (:mod:`jcsol.core.triton`, :func:`in_gpu_kernel`), the inner products
 of a dense row are written as elementwise products and a sum: a GPU kernel language lowers those for any block
@@ -28,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from . import xla_cpu
+from . import whole_loops
 
 F = TypeVar("F", bound=Callable)
 
@@ -54,10 +55,10 @@ def add_at(w: jax.Array, indices: jax.Array, values: jax.Array) -> jax.Array:
     too (each permutation has its own row) one slice per mapped position. The writes are unrolled in the program
     up to :data:`UNROLLED_ENTRIES` entries a step and left to a scatter beyond. They are written only inside a
     loop of rounds (:func:`in_rounds`) compiled for the CPU, where XLA compiles such a loop as one kernel
-    (``jcsol.xla_cpu.loop_kernels``); elsewhere each write would be a kernel of its own, and one scatter is
+    (:func:`jcsol.whole_loops.whole`); elsewhere each write would be a kernel of its own, and one scatter is
     quicker.
     """
-    slices = _IN_ROUNDS.get() and xla_cpu.loop_kernels
+    slices = _IN_ROUNDS.get() and whole_loops.whole()
     return _add_at((), slices)(w, indices, values)
 
 

@@ -40,6 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from . import whole_loops
 from .algorithms import COG
 from .base import (
     COUNT_MAX,
@@ -142,8 +143,14 @@ def _rhos(objective, positive, seen, totals, weight):
     return rho, rho * weight
 
 
-@functools.partial(jax.jit, static_argnames="choice", compiler_options=compile_options())
-def _consume(learner, objective, state, scaler, seen, rows, signs, weights, totals, order, length, *, choice: Choice):
+def _consume(*args, choice: Choice):
+    """:func:`_consume_rounds` compiled, its loop of rounds as one kernel (:class:`jcsol.whole_loops.Marked`)."""
+    return _CONSUME(programs.signature(args, choice), *args, choice=choice)
+
+
+def _consume_rounds(
+    learner, objective, state, scaler, seen, rows, signs, weights, totals, order, length, *, choice: Choice
+):
     """The rounds of :func:`jcsol.run` on the chunk backend ``choice``
     (:meth:`jcsol.core.chunks.ChunkBackend.prefix`) over the rows ``order[:length]`` of a block padded to its
     bucket, in that order: one run of one configuration, its ``ρ_t`` from ``objective`` and the counts ``seen``
@@ -180,6 +187,9 @@ def _consume(learner, objective, state, scaler, seen, rows, signs, weights, tota
     seen = jnp.stack([counts[TP] + counts[FN], counts[FP] + counts[TN]])
     first = functools.partial(jax.tree.map, lambda a: a[0, 0])
     return first(carry.state), first(carry.scaler), seen, jnp.sum(moving, dtype=jnp.int32)
+
+
+_CONSUME = whole_loops.Marked(jax.jit(_consume_rounds, static_argnames="choice", compiler_options=compile_options()))
 
 
 class _Settings(NamedTuple):

@@ -1,5 +1,5 @@
 """XLA's CPU compiler options of jcsol's own programs (no FMA, no dot handed to YNNPACK), and the opt-in that
-compiles each scan as one kernel.
+compiles every loop of the process as one kernel.
 
 Every program jcsol compiles gets :func:`compile_options`, as the ``compiler_options`` of its ``jax.jit`` or of
 its ``.compile()``; ``import jcsol`` leaves ``XLA_FLAGS``, and so every other JAX program of the process, as
@@ -21,20 +21,23 @@ XLA's own code then computes those dots.
 An option that ``XLA_FLAGS`` names is left to it; ``JCSOL_XLA_CPU=default`` in the environment keeps XLA's
 defaults for both. A GPU or TPU compiler ignores them.
 
-**Loop kernels (opt-in).** XLA compiles a loop for the CPU, by default, as a sequence of small kernels
-("thunks"), each called once per round: about 20 for one round of a learner's step over a grid, about 1 µs a
-round spent calling them rather than computing. A loop whose body holds no scatter, sort or custom call can
-instead be compiled whole into one kernel, as XLA does by itself only for loops under 1 kB (its
-``xla_cpu_small_while_loop_byte_threshold``). That limit is not an option of one compilation: XLA reads it from
-``XLA_FLAGS`` once, when JAX starts, for every program of the process. ``JCSOL_XLA_CPU=loops`` in the
-environment (read by ``import jcsol``) or :func:`use_loop_kernels` (after ``import jcsol``, before JAX's first
-computation) raise it to every size, on x86-64 only; inside a loop of rounds the sparse updates of
-:mod:`jcsol.linalg` are then written without scatter (:data:`loop_kernels`), so that their loops qualify.
-jcsol's programs keep AVX, so that the one kernel rounds the same in a scan of any length (with FMA, LLVM
-would fuse a multiply and an add wherever the code around them lets it); the process's other programs get
-whole loops too, with XLA's own instruction set.
+**Loop kernels.** XLA compiles a loop for the CPU, by default, as a sequence of small kernels ("thunks"), each
+called once per round: about 20 for one round of a learner's step over a grid, about 1 µs a round spent calling
+them rather than computing. A loop whose body holds no scatter, sort or custom call can instead be compiled whole
+into one kernel, as XLA does by itself only for loops under 1 kB (its ``xla_cpu_small_while_loop_byte_threshold``).
+jcsol's own loops of rounds (the engine's chunks, a live learner's batches, the estimator's passes) are compiled
+that way in jcsol's programs alone, on x86-64 (:mod:`jcsol.whole_loops`). XLA's limit itself is not an option of
+one compilation: XLA reads it from ``XLA_FLAGS`` once, when JAX starts, for every program of the process.
+``JCSOL_XLA_CPU=loops`` in the environment (read by ``import jcsol``) or :func:`use_loop_kernels` (after
+``import jcsol``, before JAX's first computation) raise it to every size, on x86-64 only, so that every loop of
+the process compiles whole (jcsol's too, with the same bits as its own marks give them); inside a loop of rounds
+the sparse updates of :mod:`jcsol.linalg` are then written without scatter (:data:`loop_kernels`), so that their
+loops qualify. jcsol's programs keep AVX, so that the one kernel rounds the same in a scan of any length (with
+FMA, LLVM would fuse a multiply and an add wherever the code around them lets it); the process's other programs
+get whole loops too, with XLA's own instruction set.
 
-What it buys, on a 2-core x86-64 CPU (best of 3, each setting in its own processes, alternated). The engine's
+What the opt-in bought before jcsol marked its own loops, on a 2-core x86-64 CPU (best of 3, each setting in its
+own processes, alternated). The engine's
 scan of ACOG-I-diag × 11 η, one core (``python benchmarks/live.py``, its ``engine`` column): 1.86–1.89M
 events/s against 0.61–0.63M over a hashed table of 2**18 features (3.0×), 1.08–1.11M against 0.55–0.56M over
 a9a's sparse rows (2.0×), 1.52M against 0.59M over a9a's dense rows; a live learner's batches of 1,000 ran
@@ -46,9 +49,8 @@ over a9a's dense rows) took 57 µs at the median either way: a loop of one round
 Without the opt-in, jcsol's programs ran as fast as under XLA's own defaults (``JCSOL_XLA_CPU=default``:
 COG-I 0.37 s, ACOG-I-diag 0.70–0.72 s, full ACOG-I 1.71–1.82 s).
 
-Use it in a process that runs jcsol's scans (experiments, sweeps, a live learner fed batches) where the
-process's other JAX programs may have their loops compiled whole as well; leave it off where they must compile
-as they would without jcsol.
+jcsol's marks now give its own loops those kernels by default (``python benchmarks/cpu_default.py`` compares
+them with the opt-in); the opt-in adds the loops of the process's other programs.
 """
 
 from __future__ import annotations

@@ -200,11 +200,11 @@ def test_params_nested_and_immutable_learner():
 def test_one_compilation_per_batch_bucket_and_eta(german_raw):
     X, y = german_raw
     clf = OnlineClassifier(jcsol.COG(eta=0.1)).partial_fit(X[:20], y[:20], classes=[-1, 1])
-    before = jsk._consume._cache_size()
+    before = jsk._CONSUME.cache_size()
     for lo, hi in [(20, 45), (45, 75), (75, 100)]:  # 25, 30, 25 rows: one bucket of 32
         clf.partial_fit(X[lo:hi], y[lo:hi])
     clf.set_params(learner__eta=0.7).partial_fit(X[100:130], y[100:130])  # a new η is data, not code
-    assert jsk._consume._cache_size() - before <= 1
+    assert jsk._CONSUME.cache_size() - before <= 1
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
 

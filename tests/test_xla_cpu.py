@@ -225,20 +225,3 @@ def _check_add_at(slices: bool):
         jax.jit(lambda w, i, v: linalg.add_at(w, i, v))(w[0, 0], indices[0], values[0, 0]),
         w[0, 0].at[indices[0]].add(values[0, 0]),
     )
-
-
-CLI = """
-import contextlib, io, jcsol.cli, jcsol.xla_cpu
-with contextlib.redirect_stdout(io.StringIO()):
-    jcsol.cli.main(["learners"])
-print(jcsol.xla_cpu.loop_kernels)
-"""
-
-
-@pytest.mark.parametrize(("setting", "expected"), [({}, X86), ({"JCSOL_XLA_CPU": "default"}, False)])
-def test_the_command_turns_loop_kernels_on_in_its_own_process(setting, expected):
-    """The ``jcsol`` command's process is jcsol's own: its scans get whole-loop kernels, on x86-64, unless
-    ``JCSOL_XLA_CPU`` says otherwise; called inside a program that has started JAX, it leaves XLA as it is."""
-    assert _child(CLI, **setting).strip() == str(expected)
-    started = "import jax.numpy as jnp; jnp.ones(2).block_until_ready()\n" + CLI
-    assert _child(started).strip() == "False"

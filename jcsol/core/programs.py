@@ -13,6 +13,7 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
+from .. import whole_loops
 from ..compiled import CompiledCache
 from ..objective import Sum
 from ..paths import CompilerOptions, Scan
@@ -122,9 +123,9 @@ def compiled_chunk(
             record_scores=record_scores,
             late=late,
         )
-        with placement.precision(devices):
+        with placement.precision(devices), whole_loops.marking():
             lowered = program.lower(carry_shape, *args)
-        return lowered.compile(dict(path.options.compiler_options) or None)  # the path's options win
+        return whole_loops.compiled(lowered, path.options.compiler_options)  # the path's options win
 
     return COMPILED.get_or_build(key, build)
 

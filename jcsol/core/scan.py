@@ -17,6 +17,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .. import whole_loops
 from ..linalg import SparseVector, in_rounds
 from .layout import configs_minor, minor_layout
 from .rounds import Carry, Tally, delayed_round, learning_row, row_score, run_round
@@ -123,14 +124,18 @@ def scan_chunk(
         with in_rounds(idx_t.shape[0] > 1, platform):  # XLA removes a loop of one round
             return jax.lax.scan(step, carry, (gather(data, idx_t), slots_t), unroll=min(unroll, idx_t.shape[0]))
 
+    def blocks_of(carry, blocks_idx, blocks_slots):
+        return jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
+
     blocks_idx = idx[:, : n_blocks * block].T.reshape(n_blocks, block, units)
     blocks_slots = slots[: n_blocks * block].reshape(n_blocks, block, *slots.shape[1:])
     parts = []  # the scores of the whole blocks (n_blocks, block, …), then of the rest (rest, …)
     if n_blocks:
-        carry, scores = jax.lax.scan(lambda c, xs: rounds_of(c, *xs), carry, (blocks_idx, blocks_slots))
+        carry, scores = whole_loops.one_kernel(blocks_of, platform)(carry, blocks_idx, blocks_slots)
         parts.append(scores)
     if rest:
-        carry, last = rounds_of(carry, idx[:, n_blocks * block :].T, slots[n_blocks * block :])
+        rest_idx, rest_slots = idx[:, n_blocks * block :].T, slots[n_blocks * block :]
+        carry, last = whole_loops.one_kernel(rounds_of, platform)(carry, rest_idx, rest_slots)
         parts.append(last)
     if not record_scores:
         return carry, jnp.zeros(carry.counts.shape[:2] + (0,), data[1].dtype)
@@ -167,12 +172,15 @@ def scan_prefix(
     def counted(t, both):
         carry, scores = both
         carry, score = step(carry, (gather(data, idx[:, t], weights), slots[t]))
-        return carry, scores.at[t].set(score)
+        return carry, jax.lax.dynamic_update_index_in_dim(scores, score, t, 0)
 
-    units, n_grid = carry.counts.shape[:2]
-    zeros = jnp.zeros((idx.shape[1], units, n_grid), data[1].dtype)
-    with in_rounds(idx.shape[1] > 1, jax.default_backend()):
-        carry, scores = jax.lax.fori_loop(0, length, counted, (carry, zeros))
+    def rounds(carry, length):
+        units, n_grid = carry.counts.shape[:2]
+        zeros = jnp.zeros((idx.shape[1], units, n_grid), data[1].dtype)
+        with in_rounds(idx.shape[1] > 1, jax.default_backend()):
+            return jax.lax.fori_loop(0, length, counted, (carry, zeros))
+
+    carry, scores = whole_loops.one_kernel(rounds, jax.default_backend())(carry, length)
     return carry, jnp.moveaxis(scores, 0, -1)
 
 
@@ -186,11 +194,21 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
         example = (as_vector(x), label, example_cost, weight)
         tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1], carry.scaler)
         state, tally, info = run_round(learner, objective, carry.state, tally, example, total_pos, total_neg, d=d)
-        curve = carry.curve.at[slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
         mistake_cost = jnp.stack([tally.cost, tally.lost])
-        return Carry(state, tally.counts, curve, mistake_cost, tally.scaler), getattr(info, report)
+        return Carry(state, tally.counts, carry.curve, mistake_cost, tally.scaler), getattr(info, report)
 
-    return _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
+    every_run = _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
+
+    def step(carry, inputs):
+        carry, values = every_run(carry, inputs)
+        if not carry.curve.shape[2]:
+            return carry, values
+        # the counts after the round into the round's curve point, one slot shared by every run: a slice written,
+        # where a write mapped over the runs would be a scatter (which XLA cannot emit inside one kernel)
+        counts = carry.counts[:, :, None, :]
+        return carry._replace(curve=jax.lax.dynamic_update_slice_in_dim(carry.curve, counts, inputs[1], 2)), values
+
+    return step
 
 
 def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, data, window, scoring=(1, True)):

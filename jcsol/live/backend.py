@@ -113,6 +113,19 @@ def working_labels(y, rows):
     return y.astype((rows[1] if isinstance(rows, tuple) else rows).dtype)
 
 
+def batch_signature(rows, y, arrival, served, length) -> tuple:
+    """What tells a batch's learn calls apart (the part of their :class:`jcsol.whole_loops.Marked` key that
+    changes from batch to batch): the rows' kind, shapes and dtypes, the labels', and which of the optional
+    arguments are given, with their shapes. Cheaper than the whole signature, as a call per event needs."""
+    return (
+        tuple((r.shape, r.dtype) for r in (rows if isinstance(rows, tuple) else (rows,))),
+        isinstance(rows, tuple),
+        y.shape,
+        y.dtype,
+        *(None if a is None else (np.shape(a), np.result_type(a)) for a in (arrival, served, length)),
+    )
+
+
 def batch_rounds(carry, learner, objective, rows, y, length, *, d: int, choice: Choice, per_unit: bool = False):
     """The engine's rounds over a batch in every unit, the events in their order, on the chunk backend ``choice``
     (:meth:`jcsol.core.chunks.ChunkBackend.prefix`): all of them when ``length`` is ``None``, else the first

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental.layout import Format, Layout
 
+from .. import whole_loops
 from ..compiled import CompiledCache
 from ..core.layout import carry_formats, is_format
 from ..core.programs import signature
@@ -29,7 +30,15 @@ from ..core.rounds import init_carry
 from ..distributed import Spread
 from ..scoring import grid_scores, grid_weights, is_linear, sparse_dot
 from ..xla_cpu import compile_options
-from .backend import batch_choices, batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
+from .backend import (
+    batch_choices,
+    batch_rounds,
+    batch_signature,
+    flat_counts,
+    restore_whole,
+    whole_carry_leaves,
+    working_labels,
+)
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 _COMPILED: CompiledCache[Any] = CompiledCache()
@@ -67,6 +76,7 @@ class Packed:
         scales: tuple,
     ):
         self.shared = jax.device_put((learners, objective))
+        self._shared_signature = signature(self.shared)  # the learners' part of the learn call's key
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
         self.scales = scales
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
@@ -121,7 +131,8 @@ class Packed:
 
     def learn(self, rows, y, arrival, served, length) -> jax.Array:
         calls = self._laid_out_for(rows)
-        self.buffers, scores = calls.learn(self.buffers, *self.shared, rows, y, arrival, served, length)
+        key = lambda: (self._shared_signature, batch_signature(rows, y, arrival, served, length))  # noqa: E731
+        self.buffers, scores = calls.learn(key, self.buffers, *self.shared, rows, y, arrival, served, length)
         return scores
 
     def score(self, rows, grid: bool) -> tuple[jax.Array | None, jax.Array]:
@@ -178,7 +189,7 @@ class Packed:
 class Calls(NamedTuple):
     """The compiled calls of a live learner's buffers, and the buffers' formats (their layouts on the device)."""
 
-    learn: Any  # (buffers, learners, objective, rows, y, arrival, served, length) -> (buffers, scores)
+    learn: Any  # (key, buffers, learners, objective, rows, y, arrival, served, length) -> (buffers, scores)
     predict: Any  # (buffers, learners, rows, grid) -> (scores or None, served scores)
     formats: tuple  # per buffer: a Format (configurations minor), or the device's sharding (the default layout)
 
@@ -231,12 +242,14 @@ def _calls(
     sharding = jax.sharding.SingleDeviceSharding(device)
     minor = Format(Layout((0, 2, 1)), sharding)
     formats = tuple(minor if vector and sparse_rows else sharding for vector in packing.vectors)
-    learn = jax.jit(
-        functools.partial(_learn, packing=packing, d=d, selection=selection, sizes=sizes, choices=choices),
-        donate_argnums=0,
-        in_shardings=(formats, *(None,) * 7),
-        out_shardings=(formats, None),
-        compiler_options=compile_options(),
+    learn = whole_loops.Marked(
+        jax.jit(
+            functools.partial(_learn, packing=packing, d=d, selection=selection, sizes=sizes, choices=choices),
+            donate_argnums=0,
+            in_shardings=(formats, *(None,) * 7),
+            out_shardings=(formats, None),
+            compiler_options=compile_options(),
+        )
     )
     predict = jax.jit(
         functools.partial(_predict, packing=packing, d=d, rule=selection.rule, sizes=sizes),

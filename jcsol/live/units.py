@@ -29,16 +29,25 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .. import whole_loops
 from ..checkpoint import update_digest
 from ..core.layout import carry_formats, is_format
 from ..core.placement import blocked, devices_for, on_host, pad_runs, sharded
-from ..core.programs import compiled_init
+from ..core.programs import compiled_init, signature
 from ..distributed import Spread
 from ..scoring import grid_scores
 from ..watchdog import resolve_timeout
 from ..xla_cpu import compile_options, version_numbers
 from . import files
-from .backend import batch_choices, batch_rounds, flat_counts, restore_whole, whole_carry_leaves, working_labels
+from .backend import (
+    batch_choices,
+    batch_rounds,
+    batch_signature,
+    flat_counts,
+    restore_whole,
+    whole_carry_leaves,
+    working_labels,
+)
 from .board import Board, Selection, advance_board, choice, halve_when_full, init_board, served_score
 
 
@@ -100,6 +109,8 @@ class Units:
         self.mesh = Mesh(np.array(self.devices), ("runs",))
         self.hyper = self.split(tuple(hyper)) if self.per_unit else self.whole(tuple(hyper))
         self.objective = self.whole(objective)
+        self._fixed_signature = signature((self.hyper, self.objective))  # the learners' part of the learn call's key
+        self._carry_signatures: dict[bool, Any] = {}  # by sparse rows: the carries' part of it
         self.keys = self.split(keys)
         self._formats: dict[bool, tuple] = {}  # by sparse_rows: see formats()
         self.carries: tuple | None = None  # each learner's carry, leaves (units, block, …), split over the devices
@@ -131,8 +142,12 @@ class Units:
         args = self._inputs(args)
         formats = self.formats(carries, sparse)
         learn = _unit_learn(self.devices, self.d, self.selection, self.sizes, self.per_unit, formats, choices)
+        if sparse not in self._carry_signatures:  # the carries' shapes and structure, not their placement
+            leaves, tree = jax.tree.flatten((carries, board))
+            self._carry_signatures[sparse] = (tree, tuple((a.shape, a.dtype) for a in leaves))
+        key = (self._fixed_signature, self._carry_signatures[sparse], batch_signature(*args))
         self.carries, self.whole_board, scores = self._run(
-            lambda: learn(carries, board, self.hyper, self.objective, *args), "learning a batch"
+            lambda: learn(key, carries, board, self.hyper, self.objective, *args), "learning a batch"
         )
         return scores
 
@@ -369,12 +384,14 @@ def _unit_learn(
     learn = functools.partial(
         _learn_units, devices=devices, d=d, selection=selection, sizes=sizes, per_unit=per_unit, choices=choices
     )
-    return jax.jit(
-        learn,
-        donate_argnums=0,
-        in_shardings=(formats, *(None,) * 8),
-        out_shardings=(formats, whole, None),
-        compiler_options=compile_options(),
+    return whole_loops.Marked(
+        jax.jit(
+            learn,
+            donate_argnums=0,
+            in_shardings=(formats, *(None,) * 8),
+            out_shardings=(formats, whole, None),
+            compiler_options=compile_options(),
+        )
     )
 
 
