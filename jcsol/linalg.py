@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from . import whole_loops
+from . import whole_loops, xla_cpu
 
 F = TypeVar("F", bound=Callable)
 
@@ -53,12 +53,12 @@ def add_at(w: jax.Array, indices: jax.Array, values: jax.Array) -> jax.Array:
     Under ``vmap`` the same holds over the mapped axes: where the indices are shared (the grid's configurations
     update the same entries of their own vectors) each entry is one slice across those axes; where they are mapped
     too (each permutation has its own row) one slice per mapped position. The writes are unrolled in the program
-    up to :data:`UNROLLED_ENTRIES` entries a step and left to a scatter beyond. They are written only inside a
-    loop of rounds (:func:`in_rounds`) compiled for the CPU, where XLA compiles such a loop as one kernel
-    (:func:`jcsol.whole_loops.whole`); elsewhere each write would be a kernel of its own, and one scatter is
-    quicker.
+    up to :data:`UNROLLED_ENTRIES` entries a step and left to a scatter beyond. They are written only where XLA
+    compiles the rounds as one kernel for the CPU: inside a call marked to be one (:func:`jcsol.whole_loops.whole`),
+    or in a loop of rounds (:func:`in_rounds`) under the opt-in (``jcsol.xla_cpu.loop_kernels``); elsewhere each
+    write would be a kernel of its own, and one scatter is quicker.
     """
-    slices = _IN_ROUNDS.get() and whole_loops.whole()
+    slices = whole_loops.whole() or (_IN_ROUNDS.get() and xla_cpu.loop_kernels)
     return _add_at((), slices)(w, indices, values)
 
 

@@ -97,9 +97,9 @@ def marking():
 
 
 def whole() -> bool:
-    """Whether the loop of rounds traced now compiles as one kernel for the CPU: every loop under the opt-in of
-    :mod:`jcsol.xla_cpu`, or a loop of :func:`one_kernel` being marked."""
-    return xla_cpu.loop_kernels or _INSIDE.get()
+    """Whether the rounds traced now are inside a call to be compiled as one kernel (:func:`one_kernel`), whatever
+    their number (a kernel of one round too, so that its arithmetic is that of the same round in a longer loop)."""
+    return _INSIDE.get()
 
 
 def one_kernel(fn, platform: str | None):
@@ -120,7 +120,7 @@ def one_kernel(fn, platform: str | None):
         leaves = jax.tree.leaves(args)
         if any(np.dtype(a.dtype).itemsize > 4 for a in leaves):  # 64-bit values (JAX's x64): left to XLA
             return fn(*args)
-        token = _INSIDE.set(True)  # fn's steps are traced for a loop compiled whole (whole())
+        token = _INSIDE.set(True)  # fn's steps are traced for one kernel (whole())
         try:
             closed, out_shape = jax.make_jaxpr(
                 lambda *a: fn(*jax.tree.unflatten(jax.tree.structure(args), a)), return_shape=True
