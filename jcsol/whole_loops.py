@@ -282,7 +282,7 @@ def whole_kernels(lowered) -> bool:
     made = False
     calls = [(name, op, called(callee(op))) for name, op in marked if op.name == "func.call"]
     inside = set().union(*(callees for _, _, callees in calls))
-    whole = {"xla_cpu_small_call": "true", "inlineable": "false"}
+    xla_marks = {"xla_cpu_small_call": "true", "inlineable": "false"}
     with module.context:
         for _, op in marked:
             kept = {k: v for k, v in attributes(op).items() if k != _MARK}
@@ -292,7 +292,7 @@ def whole_kernels(lowered) -> bool:
                 del op.attributes[_ATTRIBUTES]
         for name, op, callees in calls:
             if name not in inside and not any(unavailable(o) for f in callees for o in ops(funcs[f])):
-                kept = attributes(op) | {k: ir.StringAttr.get(v) for k, v in whole.items()}
+                kept = attributes(op) | {k: ir.StringAttr.get(v) for k, v in xla_marks.items()}
                 op.attributes[_ATTRIBUTES] = ir.DictAttr.get(kept)
                 made = True
     return made
