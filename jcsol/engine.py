@@ -16,7 +16,9 @@ one chunk to the next. One mechanism gives progress reports, checkpoints that re
 and data streamed from disk (a :class:`jcsol.datasets.RowStore`: each chunk reads the rows it needs); each
 chunk runs under a watchdog that ends a run whose chunk stops making progress (:mod:`jcsol.watchdog`). Every
 chunk scans the same compiled step (a shorter last chunk gets its own scan of it), so the result does not
-depend on the chunk size, bit for bit. No round is ever masked: a masked round would cost a copy of every
+depend on the chunk size, bit for bit, but for one case: XLA removes a loop of one round, and a last chunk of a
+single round then rounds a few learners' arithmetic (CW's, SCW-II's) otherwise in the last bits. No round is
+ever masked: a masked round would cost a copy of every
 run's state, which for sparse rows is O(d) where the step itself is O(nnz) (the live learner's padded batches
 run a loop that stops after their last real round instead).
 

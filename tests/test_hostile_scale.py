@@ -181,3 +181,10 @@ def test_the_live_learner_warns_as_run_does(rows):
             assert message.startswith(said), message
             assert f"{name}'s float32" in message, message
     assert "row 3 " in messages[0]
+    for row, warned in ((X[150:151], False), (X[151:152] * 1e25, True), (X[152:153] * 1e-25, True)):  # one event
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            live.learn(row, y[:1])
+        messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert len(messages) == (2 if warned else 0), messages
+        assert all(m.startswith("1 of 1 rows of X have") for m in messages), messages

@@ -520,8 +520,13 @@ class Live:
             ranges = [each.row_scales(width, self.dtype) for each in self.learners]
             self._scales[width] = (max(lo for lo, _ in ranges), min(hi for _, hi in ranges))
         lo, hi = self._scales[width]
-        top = np.abs(values).max(axis=1)
-        if (top > hi).any() or ((top > 0) & (top < lo)).any():
+        if values.shape[0] == 1:  # one event: a whole-array reduction, several µs cheaper than one by rows
+            top = float(np.abs(values).max(initial=0))
+            beyond = top > hi or 0 < top < lo
+        else:
+            tops = np.abs(values).max(axis=1, initial=0)
+            beyond = bool((tops > hi).any() or ((tops > 0) & (tops < lo)).any())
+        if beyond:
             for each in self.learners:
                 message = beyond_row_scales(each, values, self.dtype)
                 if message:

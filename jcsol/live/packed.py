@@ -77,6 +77,11 @@ class Packed:
     ):
         self.shared = jax.device_put((learners, objective))
         self._shared_signature = signature(self.shared)  # the learners' part of the learn call's key
+        # the calls take the learners and the objective as their leaves: JAX's dispatch flattens a tuple of arrays
+        # in C++, a learner's dataclass by a Python call (about 6 µs a call, more than one event's arithmetic)
+        leaves, self._shared_tree = jax.tree.flatten(self.shared)
+        self._shared_leaves = tuple(leaves)
+        self._learner_leaves = tuple(self._shared_leaves[: len(jax.tree.leaves(learners))])
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
         self.scales = scales
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
@@ -132,12 +137,12 @@ class Packed:
     def learn(self, rows, y, arrival, served, length) -> jax.Array:
         calls = self._laid_out_for(rows)
         key = lambda: (self._shared_signature, batch_signature(rows, y, arrival, served, length))  # noqa: E731
-        self.buffers, scores = calls.learn(key, self.buffers, *self.shared, rows, y, arrival, served, length)
+        self.buffers, scores = calls.learn(key, self.buffers, self._shared_leaves, rows, y, arrival, served, length)
         return scores
 
     def score(self, rows, grid: bool) -> tuple[jax.Array | None, jax.Array]:
         calls = self._laid_out_for(rows)
-        return calls.predict(self.buffers, self.shared[0], rows, grid)
+        return calls.predict(self.buffers, self._learner_leaves, rows, grid)
 
     def carry(self) -> tuple:
         return _unpack(self.buffers, packing=self.packing)[0]
@@ -183,14 +188,15 @@ class Packed:
                 sparse_rows=sparse,
                 platform=device.platform,
             )
-        return _calls(packing, device, self.d, self.selection, self.sizes, sparse, self._choices[self.d, sparse])
+        choices = self._choices[self.d, sparse]
+        return _calls(packing, self._shared_tree, device, self.d, self.selection, self.sizes, sparse, choices)
 
 
 class Calls(NamedTuple):
     """The compiled calls of a live learner's buffers, and the buffers' formats (their layouts on the device)."""
 
-    learn: Any  # (key, buffers, learners, objective, rows, y, arrival, served, length) -> (buffers, scores)
-    predict: Any  # (buffers, learners, rows, grid) -> (scores or None, served scores)
+    learn: Any  # (key, buffers, leaves of (learners, objective), rows, y, arrival, served, length) -> (buffers, scores)
+    predict: Any  # (buffers, the learners' leaves, rows, grid) -> (scores or None, served scores)
     formats: tuple  # per buffer: a Format (configurations minor), or the device's sharding (the default layout)
 
 
@@ -231,28 +237,33 @@ class Packing(NamedTuple):
 
 @functools.lru_cache(maxsize=64)
 def _calls(
-    packing: Packing, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool, choices: tuple
+    packing: Packing, shared, device, d: int, selection: Selection, sizes: tuple, sparse_rows: bool, choices: tuple
 ) -> Calls:
-    """:func:`_learn` and :func:`_predict` jitted for the buffers of ``packing`` on ``device``, for sparse rows or
-    dense ones: over sparse rows, the buffers that hold a sparse-step learner's state vectors are taken and
-    given in the engine's configurations-minor layout (:func:`jcsol.core.layout.configs_minor`), so that no call
-    lays them out again. Every buffer is placed on ``device`` (committed), as the calls give them back: placed
-    with no device, the first call's buffers would be another signature than the next call's, and each call
-    would be compiled twice. ``choices``: each learner's chunk backend (:func:`jcsol.live.backend.batch_choices`)."""
+    """:func:`_learn` and :func:`_predict` jitted for the buffers of ``packing`` and the learners and objective of
+    tree ``shared`` (given as its leaves) on ``device``, for sparse rows or dense ones: over sparse rows, the
+    buffers that hold a sparse-step learner's state vectors are taken and given in the engine's
+    configurations-minor layout (:func:`jcsol.core.layout.configs_minor`), so that no call lays them out again.
+    Every buffer is placed on ``device`` (committed), as the calls give them back: placed with no device, the
+    first call's buffers would be another signature than the next call's, and each call would be compiled twice.
+    ``choices``: each learner's chunk backend (:func:`jcsol.live.backend.batch_choices`)."""
     sharding = jax.sharding.SingleDeviceSharding(device)
     minor = Format(Layout((0, 2, 1)), sharding)
     formats = tuple(minor if vector and sparse_rows else sharding for vector in packing.vectors)
     learn = whole_loops.Marked(
         jax.jit(
-            functools.partial(_learn, packing=packing, d=d, selection=selection, sizes=sizes, choices=choices),
+            functools.partial(
+                _learn, packing=packing, shared_tree=shared, d=d, selection=selection, sizes=sizes, choices=choices
+            ),
             donate_argnums=0,
-            in_shardings=(formats, *(None,) * 7),
+            in_shardings=(formats, *(None,) * 6),
             out_shardings=(formats, None),
             compiler_options=compile_options(),
         )
     )
     predict = jax.jit(
-        functools.partial(_predict, packing=packing, d=d, rule=selection.rule, sizes=sizes),
+        functools.partial(
+            _predict, packing=packing, learners_tree=shared.children()[0], d=d, rule=selection.rule, sizes=sizes
+        ),
         static_argnums=3,
         in_shardings=(formats, None, None),
         compiler_options=compile_options(),
@@ -344,8 +355,7 @@ def _learn_impl(
 
 def _learn(
     buffers: tuple,
-    learners: tuple,
-    objective,
+    shared_leaves: tuple,
     rows,
     y,
     arrival,
@@ -353,12 +363,15 @@ def _learn(
     length,
     *,
     packing,
+    shared_tree,
     d,
     selection,
     sizes,
     choices,
 ):
-    """:func:`_learn_impl` on the held buffers: ``(new buffers, every configuration's pre-update scores)``."""
+    """:func:`_learn_impl` on the held buffers and the leaves of ``shared_tree`` (the learners, the objective):
+    ``(new buffers, every configuration's pre-update scores)``."""
+    learners, objective = jax.tree.unflatten(shared_tree, shared_leaves)
     carries, board = _unpacked(buffers, packing=packing)
     carries, board, scores = _learn_impl(
         carries,
@@ -394,7 +407,9 @@ def _predict_impl(states: tuple, scalers: tuple, chosen, learners: tuple, rows, 
     return (scores if grid else None), served_score(chosen, scores, rule)
 
 
-def _predict(buffers: tuple, learners: tuple, rows, grid, *, packing, d, rule, sizes):
+def _predict(buffers: tuple, learner_leaves: tuple, rows, grid, *, packing, learners_tree, d, rule, sizes):
+    """:func:`_predict_impl` on the held buffers and the leaves of ``learners_tree``."""
+    learners = jax.tree.unflatten(learners_tree, learner_leaves)
     carries, board = _unpacked(buffers, packing=packing)
     states, scalers = tuple(c.state for c in carries), tuple(c.scaler for c in carries)
     chosen = choice(board, rule)
