@@ -163,12 +163,8 @@ def run_child(args, devices: int, tree: Path | None) -> list[dict]:
     package)."""
     flags = ["--kinds", *args.kinds, "--rows", *map(str, args.rows), "--runs", *args.runs]
     flags += ["--one-chunk-rows", str(args.one_chunk_rows), "--runs-rows", str(args.runs_rows)]
-    flags += [
-        "--repeats",
-        str(args.repeats),
-        "--store-rows",
-        *map(str, args.store_rows),
-    ]  # none given: none in the child either
+    flags += ["--repeats", str(args.repeats)]
+    flags += ["--store-rows", *map(str, args.store_rows)]  # none given: none in the child either
     env = dict(os.environ, PYTHONPATH=str(tree or ROOT), JCSOL_CPU_DEVICES=str(devices))
     out = subprocess.run(
         [sys.executable, __file__, "--child-devices", str(devices), *flags],
@@ -243,7 +239,7 @@ def main() -> None:
             tag = " ".join(str(now[k]) for k in ("what", "kind", "rows", "shape", "chunked") if k in now)
             print(f"  {now['devices']} device(s) {tag}: {now['us_per_round'] / then['us_per_round']:.2f}×")
     if args.json:
-        args.json.write_text(json.dumps(records, indent=1))
+        args.json.write_text(json.dumps({**records, "random reads, ns a row": reads}, indent=1))
 
 
 if __name__ == "__main__":

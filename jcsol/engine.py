@@ -18,9 +18,9 @@ chunk runs under a watchdog that ends a run whose chunk stops making progress (:
 chunk scans the same compiled step (a shorter last chunk gets its own scan of it), so the result does not
 depend on the chunk size, bit for bit, but for one case: XLA removes a loop of one round, and a last chunk of a
 single round then rounds a few learners' arithmetic (CW's, SCW-II's) otherwise in the last bits. No round is
-ever masked: a masked round would cost a copy of every
-run's state, which for sparse rows is O(d) where the step itself is O(nnz) (the live learner's padded batches
-run a loop that stops after their last real round instead).
+ever masked: a masked round would cost a copy of every run's state, which for sparse rows is O(d) where the
+step itself is O(nnz) (the live learner's padded batches run a loop that stops after their last real round
+instead).
 
 :func:`run` is four steps: ``_plan`` checks the call and sizes it (every refusal comes there, before any work),
 ``_place`` puts the units on their devices and starts the carry (new, or from a checkpoint), ``_chunk_loop`` runs

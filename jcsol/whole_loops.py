@@ -98,7 +98,8 @@ def marking():
 
 def whole() -> bool:
     """Whether the rounds traced now are inside a call to be compiled as one kernel (:func:`one_kernel`), whatever
-    their number (a kernel of one round too, so that its arithmetic is that of the same round in a longer loop)."""
+    their number: a kernel of one round writes a sparse row's entries as slices too, as a longer loop does (XLA
+    still removes a loop of one round, and a few learners' last bits may then differ: :mod:`jcsol.engine`)."""
     return _INSIDE.get()
 
 

@@ -81,7 +81,7 @@ class Packed:
         # in C++, a learner's dataclass by a Python call (about 6 µs a call, more than one event's arithmetic)
         leaves, self._shared_tree = jax.tree.flatten(self.shared)
         self._shared_leaves = tuple(leaves)
-        self._learner_leaves = tuple(self._shared_leaves[: len(jax.tree.leaves(learners))])
+        self._learner_leaves = self._shared_leaves[: len(jax.tree.leaves(learners))]
         self.sizes, self.key, self.selection, self.dtype, self.path = sizes, key, selection, dtype, path
         self.scales = scales
         self._choices: dict[tuple[int, bool], tuple] = {}  # by (d, sparse rows): each learner's chunk backend
