@@ -169,7 +169,8 @@ def test_delay_equals_live_fed_the_same_schedule(german):
             live.predict(X[i : i + 1], ids=[i])
     for p, q in zip(jax.tree.leaves(live.states), jax.tree.leaves(res.states)):
         np.testing.assert_array_equal(np.asarray(p), np.asarray(q)[:, 0])
-    np.testing.assert_array_equal(arrival.T, res.scores[:, 0])
+    # a score in the chunk's one kernel against the live learner's scoring call: the same sum, in another order
+    np.testing.assert_allclose(arrival.T, res.scores[:, 0], rtol=0, atol=1e-5 * np.abs(arrival).max())
     predicted = arrival.T >= 0
     positive = y > 0
     np.testing.assert_array_equal(res.counts[:, 0, 0], (predicted & positive).sum(axis=1))

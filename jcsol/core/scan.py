@@ -197,18 +197,7 @@ def _every_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, repor
         mistake_cost = jnp.stack([tally.cost, tally.lost])
         return Carry(state, tally.counts, carry.curve, mistake_cost, tally.scaler), getattr(info, report)
 
-    every_run = _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
-
-    def step(carry, inputs):
-        carry, values = every_run(carry, inputs)
-        if not carry.curve.shape[2]:
-            return carry, values
-        # the counts after the round into the round's curve point, one slot shared by every run: a slice written,
-        # where a write mapped over the runs would be a scatter (which XLA cannot emit inside one kernel)
-        counts = carry.counts[:, :, None, :]
-        return carry._replace(curve=jax.lax.dynamic_update_slice_in_dim(carry.curve, counts, inputs[1], 2)), values
-
-    return step
+    return _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
 
 
 def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platform, data, window, scoring=(1, True)):
@@ -220,23 +209,34 @@ def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platfor
     round, and whether any more are scored in a loop). The rows arriving before the first label are scored by the
     initial model, before the first round (:func:`first_rows`)."""
 
-    def round_(carry, learner, objective, example, step, total_pos, total_neg, rows):  # one run's round
-        curve_slot, learnt_slot, column, arrivals, first = (step[i] for i in range(5))
+    def round_(carry, learner, objective, example, step, total_pos, total_neg):  # one run's round
         x, label, example_cost, weight = example
         tally = Tally(carry.counts, carry.mistake_cost[0], carry.mistake_cost[1], carry.scaler)
-        given = carry.served[learnt_slot]
+        given = carry.served[step[1]]
         example = (as_vector(x), label, example_cost, weight)
         state, tally = delayed_round(learner, objective, carry.state, tally, given, example, total_pos, total_neg, d=d)
+        mistake_cost = jnp.stack([tally.cost, tally.lost])
+        return Carry(state, tally.counts, carry.curve, mistake_cost, tally.scaler, carry.served), given
+
+    learn = _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
+    one = jax.vmap(
+        lambda state, scaler, learner, x: row_score(learner, state, learning_row(learner, scaler, as_vector(x), d), d),
+        in_axes=(0, 0, 0, None),
+    )
+    every_score = jax.vmap(one, in_axes=(0, 0, 0 if per_unit else None, 0))
+
+    def step(carry, inputs):
+        carry, given = learn(carry, inputs)
+        column, arrivals, first = inputs[1][2], inputs[1][3], inputs[1][4]
+
+        def scores(i):  # every run's score of its unit's i-th arriving row
+            return every_score(carry.state, carry.scaler, learner, gather(data, window[:, column + i])[0])
+
         # the arriving rows read the state the step wrote: were they scored before it, XLA would copy the whole
         # state every round to keep it for them (O(d) where a sparse step is O(nnz))
-        served = arriving_scores(
-            learner, state, tally.scaler, carry.served, data, rows, column, arrivals, first, d, *scoring
-        )
-        curve = carry.curve.at[curve_slot].set(tally.counts) if carry.curve.shape[0] else carry.curve
-        mistake_cost = jnp.stack([tally.cost, tally.lost])
-        return Carry(state, tally.counts, curve, mistake_cost, tally.scaler, served), given
+        return carry._replace(served=arriving_scores(scores, carry.served, arrivals, first, *scoring)), given
 
-    return _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform, rows=window)
+    return step
 
 
 def first_rows(carry, learner, data, window, count, *, d, per_unit):
@@ -257,26 +257,22 @@ def first_rows(carry, learner, data, window, count, *, d, per_unit):
     return carry._replace(served=served)
 
 
-def arriving_scores(
-    learner, state, scaler, served, data, rows, column, arrivals, first, d, inline: int = 1, loop: bool = True
-):
-    """``served`` with the scores of the ``arrivals`` rows ``rows[column …]`` under ``state`` (scaled by
-    ``scaler``) in its ring slots ``first …``: the first ``inline`` scored in place, masked past ``arrivals``,
-    the rest (where ``loop``) in a loop, which a round enters only where more rows arrive (a loop holds the state
-    it reads in its own buffers)."""
-    awaited = served.shape[0] - 1  # the ring's last slot takes the scores masked out
+def arriving_scores(scores, served, arrivals, first, inline: int = 1, loop: bool = True):
+    """``served`` (every run's ring ``(units, grid, slots)``) with the scores ``scores(i)`` ``(units, grid)`` of
+    the ``arrivals`` rows arriving after a label in its ring slots ``first …``: the first ``inline`` scored in place,
+    masked past ``arrivals``, the rest (where ``loop``) in a loop, which a round enters only where more rows arrive
+    (a loop holds the state it reads in its own buffers). Each slot is shared by every run: a slice written, where
+    a write mapped over the runs would be a scatter (which XLA cannot emit inside one kernel)."""
+    awaited = served.shape[-1] - 1  # the ring's last slot takes the scores masked out
 
-    def score(i):
-        x = as_vector(gather(data, rows[column + i])[0])
-        return (first + i) % awaited, row_score(learner, state, learning_row(learner, scaler, x, d), d)
+    def write(served, i, at):
+        return jax.lax.dynamic_update_slice_in_dim(served, scores(i)[..., None], at, served.ndim - 1)
 
     def masked(i, served):  # past the arrivals, into the last slot, which no label reads
-        at, value = score(i)
-        return jax.lax.dynamic_update_slice(served, value[None], (jnp.where(i < arrivals, at, awaited),))
+        return write(served, i, jnp.where(i < arrivals, (first + i) % awaited, awaited))
 
     def scored(i, served):
-        at, value = score(i)
-        return jax.lax.dynamic_update_slice(served, value[None], (at,))
+        return write(served, i, (first + i) % awaited)
 
     for i in range(inline):
         served = masked(i, served)
@@ -290,21 +286,26 @@ def arriving_scores(
     )
 
 
-def _over_runs(round_, learner, objective, n_pos, n_neg, *, per_unit, platform, rows=None):
+def _over_runs(round_, learner, objective, n_pos, n_neg, *, per_unit, platform):
     """One run's ``round_`` mapped over the units' grid points and the units, the carry laid out for the rows'
-    kind (:func:`jcsol.core.layout.configs_minor`); ``rows``, where given, each unit's own, passed last."""
-    extra = () if rows is None else (None,)
-    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None, *extra))
+    kind (:func:`jcsol.core.layout.configs_minor`), the counts after the round written into its curve point."""
+    over_grid = jax.vmap(round_, in_axes=(0, 0, 0, None, None, None, None))
     hyper = 0 if per_unit else None
-    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0, *((0,) if extra else ())))
+    every_run = jax.vmap(over_grid, in_axes=(0, hyper, hyper, 0, None, 0, 0))
 
     def step(carry, inputs):
         examples, slot = inputs
         laid_out = functools.partial(
             configs_minor, minor=minor_layout(learner, isinstance(examples[0], tuple), platform)
         )
-        own = () if rows is None else (rows,)
-        carry, score = every_run(laid_out(carry), learner, objective, examples, slot, n_pos, n_neg, *own)
-        return laid_out(carry), score
+        carry, score = every_run(laid_out(carry), learner, objective, examples, slot, n_pos, n_neg)
+        carry = laid_out(carry)
+        if not carry.curve.shape[2]:
+            return carry, score
+        # the counts after the round into the round's curve point (a late label's: its schedule's first entry), one
+        # slot shared by every run: a slice written, where a write mapped over the runs would be a scatter (which
+        # XLA cannot emit inside one kernel)
+        counts, at = carry.counts[:, :, None, :], slot if slot.ndim == 0 else slot[0]
+        return carry._replace(curve=jax.lax.dynamic_update_slice_in_dim(carry.curve, counts, at, 2)), score
 
     return step
