@@ -219,11 +219,8 @@ def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platfor
         return Carry(state, tally.counts, carry.curve, mistake_cost, tally.scaler, carry.served), given
 
     learn = _over_runs(round_, learner, objective, n_pos, n_neg, per_unit=per_unit, platform=platform)
-    one = jax.vmap(
-        lambda state, scaler, learner, x: row_score(learner, state, learning_row(learner, scaler, as_vector(x), d), d),
-        in_axes=(0, 0, 0, None),
-    )
-    every_score = jax.vmap(one, in_axes=(0, 0, 0 if per_unit else None, 0))
+    over_grid = jax.vmap(functools.partial(_served_score, d=d), in_axes=(0, 0, 0, None))
+    every_score = jax.vmap(over_grid, in_axes=(0, 0, 0 if per_unit else None, 0))
 
     def step(carry, inputs):
         carry, given = learn(carry, inputs)
@@ -239,6 +236,12 @@ def _every_delayed_run(learner, objective, n_pos, n_neg, *, d, per_unit, platfor
     return step
 
 
+def _served_score(state, scaler, learner, x, *, d):
+    """One run's score of a gathered row ``x`` (:func:`gather`), scaled by the run's statistics ``scaler``: the
+    score a late label's row is served."""
+    return row_score(learner, state, learning_row(learner, scaler, as_vector(x), d), d)
+
+
 def first_rows(carry, learner, data, window, count, *, d, per_unit):
     """``carry`` with the scores of the ``count`` rows that arrive before the first label (the first of each unit's
     ``window``), under every run's initial model, into the first ring slots: none but in the first chunk
@@ -248,7 +251,7 @@ def first_rows(carry, learner, data, window, count, *, d, per_unit):
     def one(state, served, scaler, learner, rows):
         awaited = served.shape[0] - 1
         x = gather(data, rows[:awaited])[0]
-        scores = jax.vmap(lambda x: row_score(learner, state, learning_row(learner, scaler, as_vector(x), d), d))(x)
+        scores = jax.vmap(lambda x: _served_score(state, scaler, learner, x, d=d))(x)
         return served.at[:awaited].set(jnp.where(jnp.arange(awaited) < count, scores, served[:awaited]))
 
     hyper = 0 if per_unit else None
